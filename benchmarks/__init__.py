@@ -1,0 +1,1 @@
+"""Benchmarks that can be rerun: each module prints its figures; see the README."""

@@ -1,0 +1,49 @@
+"""The rules of Durak and Volynshchik as pure Python: no Django, no I/O.
+
+    >>> from games.engine import load_game
+    >>> game = load_game("durak", players=2)
+    >>> state = game.deal(seed=1, dealer=0)
+    >>> state = state.play(state.legal_moves()[0])
+
+Every rule follows ../shared/RULES.md; the module docs say where a choice was needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .durak import DurakGame, DurakSeries, DurakState
+from .errors import IllegalMove, InvalidMove
+from .volynshchik import VolynshchikGame, VolynshchikState
+
+GAMES: dict[str, type] = {"durak": DurakGame, "volynshchik": VolynshchikGame}
+
+Game = DurakGame | VolynshchikGame
+State = DurakState | VolynshchikState
+
+__all__ = [
+    "GAMES", "DurakGame", "DurakSeries", "DurakState", "Game", "IllegalMove", "InvalidMove",
+    "State", "VolynshchikGame", "VolynshchikState", "load_game", "load_state",
+]
+
+
+def load_game(name: str, **options: Any) -> Game:
+    """Return the game ``name`` with its options; raise ValueError for anything unknown."""
+    try:
+        cls = GAMES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown game {name!r}; the games are {', '.join(GAMES)}") from None
+    unknown = set(options) - {"players", "deck_size"}
+    if unknown:
+        raise ValueError(f"unknown option(s) for {name}: {', '.join(sorted(unknown))}")
+    return cls(**options)
+
+
+def load_state(data: dict) -> State | DurakSeries:
+    """Rebuild a state (or a Durak series) from its ``to_json()`` form."""
+    if not isinstance(data, dict) or data.get("game") not in GAMES:
+        raise ValueError("not a serialised game state")
+    game = load_game(data["game"], **data.get("options", {}))
+    if data.get("format") == "fool":
+        return DurakSeries._from_json(game, data)
+    return game.state_from_json(data)
