@@ -1,0 +1,1 @@
+"""The bots app: the bots that play in the arena."""

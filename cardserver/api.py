@@ -1,0 +1,75 @@
+"""The error body shared by every API answer that is not a success.
+
+Every 4xx and 5xx answer under ``/api/`` has this JSON body::
+
+    {"error": {"code": "not_found", "message": "Not found.", "detail": null}}
+
+``code``
+    A stable, machine-readable string: DRF's code of the exception (``not_found``,
+    ``not_authenticated``, ``authentication_failed``, ``permission_denied``,
+    ``method_not_allowed``, ``parse_error``, ``throttled``, ...), ``invalid`` for a
+    validation error, ``server_error`` for an unhandled exception. An ``APIException``
+    subclass raised by a view chooses its own (``default_code``).
+``message``
+    A human-readable sentence. For a validation error it is "Invalid input.", or the
+    error messages themselves when the error is a plain list of messages.
+``detail``
+    For a validation error, DRF's field errors unchanged (``{"field": ["message"]}``,
+    ``non_field_errors`` included); for an exception raised with a dict or list as its
+    detail, that detail; otherwise null.
+
+The HTTP status and headers (``WWW-Authenticate``, ``Retry-After``) stay as DRF sets them.
+"""
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+INVALID_INPUT_MESSAGE = "Invalid input."
+
+
+def error_body(*, code: str, message: str, detail: Any = None) -> dict[str, Any]:
+    """Return the JSON body of an error answer."""
+    return {"error": {"code": code, "message": message, "detail": detail}}
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Return the error answer for an exception raised in a DRF view.
+
+    Return None for an exception DRF does not handle, so that Django turns it into a 500
+    (answered by ``cardserver.views.server_error``).
+    """
+    # DRF converts these two itself; doing it first gives the code and message below.
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied(*exc.args)
+
+    response = drf_exception_handler(exc, context)
+    if response is None or not isinstance(exc, exceptions.APIException):
+        return response
+
+    if isinstance(exc, exceptions.ValidationError):
+        response.data = error_body(
+            code="invalid", message=_validation_message(exc.detail), detail=exc.detail
+        )
+    elif isinstance(exc.detail, list | dict):
+        response.data = error_body(
+            code=exc.default_code, message=str(exc.default_detail), detail=exc.detail
+        )
+    else:
+        response.data = error_body(
+            code=getattr(exc.detail, "code", None) or exc.default_code, message=str(exc.detail)
+        )
+    return response
+
+
+def _validation_message(detail: Any) -> str:
+    """Return the messages of a plain list of errors, else the generic message."""
+    if isinstance(detail, list) and detail and all(isinstance(item, str) for item in detail):
+        return " ".join(detail)
+    return INVALID_INPUT_MESSAGE

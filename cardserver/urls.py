@@ -1,0 +1,21 @@
+"""Root URLs. The API lives under /api/v1/; apps add their routes to ``api_v1``."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from cardserver import views
+
+api_v1 = [
+    path("health/", views.health, name="api-health"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+]
+
+handler404 = "cardserver.views.not_found"
+handler500 = "cardserver.views.server_error"

@@ -1,0 +1,1 @@
+"""The tournaments app: tournaments between bots and their standings."""
