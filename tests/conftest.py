@@ -1,0 +1,76 @@
+"""Fixtures and markers shared by every test.
+
+Markers (declared in pyproject.toml):
+
+``@pytest.mark.postgres``
+    The test needs PostgreSQL as the default database. It is skipped on SQLite, and runs
+    in the PostgreSQL pass of ``.ci/run``.
+``@pytest.mark.real_services``
+    The test starts or talks to real services (a Celery worker, the broker). It runs only
+    when ``CARDSERVER_REAL_SERVICES=1``, which ``.ci/run`` sets in its PostgreSQL + Redis
+    pass.
+
+Django and DRF are imported inside the fixtures, so that the engine tests, which use
+none of them, import nothing of Django through this file.
+"""
+
+import itertools
+import os
+
+import pytest
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from django.conf import settings
+
+    on_postgres = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    real_services = os.environ.get("CARDSERVER_REAL_SERVICES") == "1"
+    for item in items:
+        if not on_postgres and item.get_closest_marker("postgres"):
+            item.add_marker(pytest.mark.skip(reason="needs PostgreSQL (DATABASE_URL)"))
+        if not real_services and item.get_closest_marker("real_services"):
+            item.add_marker(pytest.mark.skip(reason="needs CARDSERVER_REAL_SERVICES=1"))
+
+
+@pytest.fixture
+def api_client():
+    """Return an unauthenticated DRF test client."""
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture
+def user_factory(db):
+    """Return a function that creates users: ``user_factory(username=..., password=...)``.
+
+    Usernames default to ``user1``, ``user2``, ... Without a password the user gets an
+    unusable one, which skips the deliberately slow password hashing.
+    """
+    from django.contrib.auth import get_user_model
+
+    numbers = itertools.count(1)
+
+    def create_user(*, username: str | None = None, password: str | None = None, **fields):
+        return get_user_model().objects.create_user(
+            username=username or f"user{next(numbers)}", password=password, **fields
+        )
+
+    return create_user
+
+
+@pytest.fixture
+def user(user_factory):
+    """Return a freshly created user."""
+    return user_factory()
+
+
+@pytest.fixture
+def user_api_client(user):
+    """Return a DRF test client authenticated as ``user`` with an API token."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
