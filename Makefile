@@ -1,0 +1,29 @@
+# Development entry points. `make run` and `make test` set up .venv on first use.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Touched after a successful install, so dependencies are reinstalled only when
+# pyproject.toml changes.
+INSTALLED := $(VENV)/.installed
+
+.PHONY: venv run test bench
+
+venv: $(INSTALLED)
+
+$(INSTALLED): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -q -U pip
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[test]'
+	touch $@
+
+run: venv
+	$(BIN)/python manage.py migrate --noinput
+	PATH="$(CURDIR)/$(BIN):$$PATH" scripts/run-dev
+
+test: venv
+	$(BIN)/ruff check .
+	$(BIN)/pytest -q
+
+bench: venv
+	$(BIN)/python -m benchmarks.engine
