@@ -25,7 +25,9 @@ VARIANTS = [
 ]
 
 
-def play_for(name: str, players: int, deck_size: int, seconds: float, seed: int) -> tuple[int, int, float]:
+def play_for(
+    name: str, players: int, deck_size: int, seconds: float, seed: int
+) -> tuple[int, int, float]:
     """Play whole deals for about ``seconds``; return (deals, moves, elapsed)."""
     game = load_game(name, players=players, deck_size=deck_size)
     rng = random.Random(seed)
@@ -73,13 +75,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     pinned = pin_to_one_core()
-    print(f"# engine benchmark: {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} cores, {pinned}; median of {args.repeats} x {args.seconds:g} s")
-    print(f"{'game':<12} {'players':>7} {'deck':>4} {'deals/s':>9} {'(min-max)':>15} {'moves/s':>9}")
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    print(f"# engine benchmark: {python}, {os.cpu_count()} cores, {pinned}; "
+          f"median of {args.repeats} x {args.seconds:g} s")
+    header = f"{'game':<12} {'players':>7} {'deck':>4} {'deals/s':>9} {'(min-max)':>15}"
+    print(f"{header} {'moves/s':>9}")
     for row in run(args.seconds, args.repeats):
+        spread = f"{row['deals_per_s_min']:>7.0f}-{row['deals_per_s_max']:<7.0f}"
         print(f"{row['game']:<12} {row['players']:>7} {row['deck_size']:>4} "
-              f"{row['deals_per_s']:>9.0f} {row['deals_per_s_min']:>7.0f}-{row['deals_per_s_max']:<7.0f} "
-              f"{row['moves_per_s']:>9.0f}")
+              f"{row['deals_per_s']:>9.0f} {spread} {row['moves_per_s']:>9.0f}")
 
 
 if __name__ == "__main__":

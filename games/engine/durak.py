@@ -239,10 +239,8 @@ class DurakState(DealState):
         else:
             attack_names = [CARD_NAMES[a] for a in attack]
             for cover in _assignments(attack, hand, beaters):
-                moves.append(
-                    {"type": "beat",
-                     "covers": [[a, CARD_NAMES[b]] for a, b in zip(attack_names, cover)]}
-                )
+                covers = [[a, CARD_NAMES[b]] for a, b in zip(attack_names, cover, strict=True)]
+                moves.append({"type": "beat", "covers": covers})
         moves.append({"type": "take"})
         return moves
 

@@ -14,9 +14,8 @@ def play_series(series, rng: random.Random, on_deal_end=None):
     while not series.is_over:
         before = series
         series = series.play(rng.choice(series.legal_moves()))
-        if series.deal_number != before.deal_number or series.is_over:
-            if on_deal_end:
-                on_deal_end(before, series)
+        if (series.deal_number != before.deal_number or series.is_over) and on_deal_end:
+            on_deal_end(before, series)
     return series
 
 

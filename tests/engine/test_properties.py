@@ -79,7 +79,8 @@ def candidate_moves(state, rng: random.Random) -> list[dict]:
             {"type": "attack", "cards": [rng.choice(cards)]},
             {"type": "attack", "cards": []},
             {"type": "beat", "covers": [[a, rng.choice(hand)] for a in table] or [["6S", "7S"]]},
-            {"type": "beat", "covers": [[a, rng.choice(cards)] for a in table[:1]] or [["6S", "7S"]]},
+            {"type": "beat",
+             "covers": [[a, rng.choice(cards)] for a in table[:1]] or [["6S", "7S"]]},
             {"type": "take"},
             {"type": "lead", "card": rng.choice(cards)},
         ]
