@@ -1,1 +1,69 @@
-"""Models of the bots app (none yet)."""
+"""The bot registry: who a bot is, how the arena reaches it, and whether it is fit to play."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+
+bot_name_validator = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$",
+    "A bot name is 2-40 letters, digits, '_', '.' or '-', starting with a letter or digit.",
+)
+
+
+class Bot(models.Model):
+    class Kind(models.TextChoices):
+        HTTP = "http", "HTTP endpoint (the arena calls the bot)"
+        CLIENT = "client", "API client (the bot calls the arena with its own token)"
+        BUILTIN = "builtin", "Built-in player (runs inside the arena)"
+
+    name = models.CharField(max_length=40, unique=True, validators=[bot_name_validator])
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bots"
+    )
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    games = models.JSONField(default=list, help_text='Games it plays, e.g. ["durak"].')
+    description = models.TextField(blank=True)
+    url = models.URLField(blank=True, max_length=500, help_text="HTTP bots: where to POST.")
+    # The HMAC key has to be readable to sign requests, so it is stored as it is; it is
+    # shown once at registration and on rotation, and never in any listing.
+    secret = models.CharField(max_length=128, blank=True)
+    account = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="bot_identity",
+        help_text="Client bots: the user the bot's API token belongs to.",
+    )
+    builtin = models.CharField(
+        max_length=20, blank=True, help_text="Built-in bots: random, greedy or strong."
+    )
+    enabled = models.BooleanField(default=True)
+    healthy = models.BooleanField(default=True)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    last_ping_at = models.DateTimeField(null=True, blank=True)
+    last_ping_ok = models.BooleanField(null=True, blank=True)
+    last_ping_detail = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["http", "client", "builtin"]),
+                name="bot_kind_valid",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(kind="http") | ~models.Q(url=""),
+                name="http_bot_has_url",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(kind="builtin") | ~models.Q(builtin=""),
+                name="builtin_bot_names_its_player",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

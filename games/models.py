@@ -1,1 +1,132 @@
-"""Models of the games app (none yet)."""
+"""Matches as move logs: a match is its options, its deck commitment and its moves.
+
+The state of a match is always what the engine gives when it replays the log; the
+snapshot columns only cache that replay (see ``games.selectors``).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Match(models.Model):
+    class Game(models.TextChoices):
+        DURAK = "durak", "Durak"
+        VOLYNSHCHIK = "volynshchik", "Volynshchik"
+
+    class Format(models.TextChoices):
+        DEAL = "deal", "Single deal"
+        FOOL = "fool", "Series to ДУРАК (Durak only)"
+
+    class Status(models.TextChoices):
+        WAITING = "waiting", "Waiting for players"
+        ACTIVE = "active", "In play"
+        FINISHED = "finished", "Finished"
+        ABORTED = "aborted", "Aborted"
+
+    game = models.CharField(max_length=20, choices=Game.choices)
+    players = models.PositiveSmallIntegerField()
+    deck_size = models.PositiveSmallIntegerField()
+    format = models.CharField(max_length=10, choices=Format.choices, default=Format.DEAL)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.WAITING, db_index=True
+    )
+    rated = models.BooleanField(default=False)
+    dealer = models.PositiveSmallIntegerField(default=0)
+    move_time_limit = models.FloatField(default=60.0, help_text="Seconds per move.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="created_matches",
+    )
+    # Fair deals: the seed is secret while the match is played; its SHA-256 is public
+    # from the start and the seed is revealed when the match ends.
+    seed = models.CharField(max_length=128, blank=True)
+    seed_commitment = models.CharField(max_length=64, blank=True)
+    seed_revealed = models.BooleanField(default=False)
+    # Unrated practice matches may start from decks their creator chose instead.
+    decks = models.JSONField(null=True, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    turn_started_at = models.DateTimeField(null=True, blank=True)
+
+    ply = models.PositiveIntegerField(default=0, help_text="Moves in the log.")
+    to_move = models.PositiveSmallIntegerField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    loser = models.PositiveSmallIntegerField(null=True, blank=True)
+    end_reason = models.CharField(max_length=20, blank=True)
+    forfeit_seat = models.PositiveSmallIntegerField(null=True, blank=True)
+    forfeit_reason = models.CharField(max_length=500, blank=True)
+
+    snapshot = models.JSONField(null=True, blank=True, editable=False)
+    snapshot_ply = models.PositiveIntegerField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["game", "status", "-finished_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(format="fool") | models.Q(game="durak"),
+                name="fool_series_is_durak",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.game} {self.players}p {self.status}"
+
+
+class Seat(models.Model):
+    """A place at a match's table, held by exactly one user or bot (none while open)."""
+
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="seats")
+    index = models.PositiveSmallIntegerField()
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="seats",
+    )
+    bot = models.ForeignKey(
+        "bots.Bot", null=True, blank=True, on_delete=models.PROTECT, related_name="seats"
+    )
+
+    class Meta:
+        ordering = ["match", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["match", "index"], name="one_seat_per_index"),
+            models.CheckConstraint(
+                condition=models.Q(user__isnull=True) | models.Q(bot__isnull=True),
+                name="seat_held_by_user_or_bot_not_both",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        holder = self.user or self.bot or "open"
+        return f"seat {self.index} of match {self.match_id}: {holder}"
+
+
+class Move(models.Model):
+    """One entry of a match's append-only log: nothing updates or deletes a move."""
+
+    match = models.ForeignKey(Match, on_delete=models.PROTECT, related_name="moves")
+    ply = models.PositiveIntegerField()
+    seat = models.PositiveSmallIntegerField()
+    move = models.JSONField()
+    received_at = models.DateTimeField()
+    time_taken = models.FloatField(help_text="Seconds from the turn's start to the move.")
+    idempotency_key = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["match", "ply"]
+        constraints = [
+            models.UniqueConstraint(fields=["match", "ply"], name="one_move_per_ply"),
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.match_id} ply {self.ply}: seat {self.seat} {self.move}"
