@@ -1,0 +1,100 @@
+"""The batch fit recovers simulated strengths, with honest intervals."""
+
+import random
+import time
+
+import pytest
+
+from tournaments.bradley_terry import fit_ratings
+from tournaments.elo import expected_score
+
+
+def simulate(strengths, matches, *, players=2, seed=1):
+    """Return (tables, losers) of random tables whose loser follows the pairwise model."""
+    rng = random.Random(seed)
+    names = list(strengths)
+    tables, losers = [], []
+    for _ in range(matches):
+        table = rng.sample(names, players)
+        # The loser is drawn in proportion to how likely each is to lose a pairwise game.
+        weights = [
+            sum(1 - expected_score(strengths[p], strengths[q]) for q in table if q != p)
+            for p in table
+        ]
+        tables.append(table)
+        losers.append(rng.choices(range(players), weights)[0])
+    return tables, losers
+
+
+def test_fit_orders_eight_bots_25_elo_apart():
+    strengths = {f"bot{i}": 1500 + 25 * i for i in range(8)}
+    tables, losers = simulate(strengths, 6000)
+
+    fit = fit_ratings(tables, losers, anchor="bot0", anchor_rating=1500, bootstraps=100)
+
+    assert [entry.player for entry in fit] == [f"bot{i}" for i in reversed(range(8))]
+    by_name = {entry.player: entry for entry in fit}
+    assert by_name["bot0"].rating == 1500
+    for name, true in strengths.items():
+        entry = by_name[name]
+        assert entry.low <= true <= entry.high or abs(entry.rating - true) < 30
+    assert all(entry.los > 0.5 for entry in fit[:-1])
+    assert fit[-1].los is None
+
+
+def test_fit_of_four_player_tables_recovers_the_order():
+    strengths = {"a": 1300, "b": 1500, "c": 1700, "d": 1900, "e": 1600}
+    tables, losers = simulate(strengths, 3000, players=4, seed=7)
+
+    fit = fit_ratings(tables, losers, anchor="a", anchor_rating=1300, bootstraps=50)
+
+    assert [entry.player for entry in fit] == ["d", "c", "e", "b", "a"]
+
+
+def test_interval_narrows_with_more_games():
+    strengths = {"a": 1500, "b": 1600}
+    few = fit_ratings(*simulate(strengths, 40), anchor="a", bootstraps=200)
+    many = fit_ratings(*simulate(strengths, 4000), anchor="a", bootstraps=200)
+
+    def width(fit):
+        return next(e.high - e.low for e in fit if e.player == "b")
+
+    assert width(many) < width(few) / 3
+
+
+def test_a_bot_that_never_lost_still_gets_a_finite_rating():
+    fit = fit_ratings([["a", "b"]] * 5, [1] * 5, anchor="b", anchor_rating=1000, bootstraps=20)
+
+    assert fit[0].player == "a"
+    assert 1000 < fit[0].rating < 1600
+    assert (fit[0].games, fit[0].losses, fit[1].losses) == (5, 0, 5)
+
+
+def test_drawn_matches_count_as_games_but_not_as_results():
+    fit = fit_ratings([["a", "b"], ["a", "b"]], [None, None], anchor="a", bootstraps=10)
+
+    assert [(e.rating, e.games, e.losses) for e in fit] == [(1500, 2, 0), (1500, 2, 0)]
+
+
+def test_without_the_anchor_the_mean_is_held():
+    fit = fit_ratings(*simulate({"a": 1400, "b": 1600}, 200), anchor="zz", anchor_rating=1500)
+
+    assert sum(e.rating for e in fit) / 2 == pytest.approx(1500)
+
+
+def test_same_seed_gives_the_same_fit():
+    data = simulate({"a": 1400, "b": 1500, "c": 1600}, 300)
+
+    assert fit_ratings(*data, anchor="a", seed=3) == fit_ratings(*data, anchor="a", seed=3)
+
+
+def test_hundred_thousand_matches_with_bootstrap_fit_in_a_few_seconds():
+    strengths = {f"bot{i}": 1500 + 25 * i for i in range(8)}
+    tables, losers = simulate(strengths, 100_000, seed=2)
+
+    started = time.perf_counter()
+    fit = fit_ratings(tables, losers, anchor="bot0", bootstraps=200)
+    elapsed = time.perf_counter() - started
+
+    assert [e.player for e in fit] == [f"bot{i}" for i in reversed(range(8))]
+    assert elapsed < 5

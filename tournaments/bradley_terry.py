@@ -1,0 +1,213 @@
+"""Batch Bradley-Terry fit of match results, with bootstrap intervals. No Django here.
+
+Fixed-K Elo follows the last few results and never settles in a game with this much
+luck, so a leaderboard's order comes from a fit over every result at once, the way the
+BayesElo and Ordo rating lists of computer chess do it:
+
+- Each match is decomposed into two-player games as in ``tournaments.elo``: the loser
+  lost to each other player, every two non-losers drew (half a win each), and a match
+  without a loser is left out (it changes no Elo either).
+- The model: ``P(i beats j) = 1 / (1 + 10 ** ((r_j - r_i) / 400))``, ratings on the Elo
+  scale. The fit maximises the likelihood by Newton's method.
+- A weak prior, as BayesElo's: ``prior_draws`` virtual draws between every two players
+  who met, and a trace of one (``1e-3``) between every two players, so that a player
+  who won or lost everything still has a finite rating and the fit is defined when the
+  results split the players into groups that never met.
+- The scale is anchored: ``anchor`` (the built-in `random` bot) is held at
+  ``anchor_rating``; without an anchor in the data the mean is held there.
+- Uncertainty: a bootstrap over matches (resample the matches with replacement, refit).
+  The interval holds the middle ``confidence`` of a player's bootstrap ratings, and the
+  likelihood of superiority of a player over the next one down is the share of
+  bootstrap fits that rank him above it.
+
+Matches with the same table and loser are the same outcome, so both the fit and the
+bootstrap work on the counts of distinct outcomes: a resample is one multinomial draw
+of those counts, and 100,000 matches cost no more than the few hundred outcomes in them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+ELO_PER_NATURAL_UNIT = 400.0 / math.log(10.0)
+CONNECTING_DRAWS = 1e-3
+# Past this many players the bootstraps are fitted in smaller batches to bound memory.
+_BATCH_CELLS = 4_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class FitEntry:
+    """One player's line of a fit, best first."""
+
+    player: Hashable
+    rating: float
+    low: float
+    high: float
+    los: float | None  # likelihood of superiority over the next player down; None for the last
+    games: int
+    losses: int
+
+
+def fit_ratings(
+    tables: Sequence[Sequence[Hashable]],
+    losers: Sequence[int | None],
+    *,
+    anchor: Hashable | None = None,
+    anchor_rating: float = 1500.0,
+    prior_draws: float = 2.0,
+    bootstraps: int = 200,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[FitEntry]:
+    """Return the fitted ratings of every player in ``tables``, best first.
+
+    ``tables[m]`` lists the players of match ``m`` seat by seat and ``losers[m]`` is the
+    losing seat, or None for a drawn match. A player's ``games`` counts every match he
+    played, drawn or not, and ``losses`` the matches he lost.
+    """
+    if len(tables) != len(losers):
+        raise ValueError("tables and losers must have the same length")
+    players: dict[Hashable, int] = {}
+    games: Counter[int] = Counter()
+    lost: Counter[int] = Counter()
+    outcomes: Counter[tuple[tuple[int, ...], int]] = Counter()
+    for table, loser in zip(tables, losers, strict=True):
+        coded = tuple(players.setdefault(player, len(players)) for player in table)
+        if len(set(coded)) != len(coded):
+            raise ValueError(f"a player sits twice at one table: {list(table)}")
+        games.update(coded)
+        if loser is not None:
+            lost[coded[loser]] += 1
+            outcomes[coded, loser] += 1
+    size = len(players)
+    if not size:
+        return []
+
+    first, second, score, outcome_of_pair, counts = _pair_arrays(outcomes)
+    met = np.zeros((size, size))
+    if len(first):
+        met[first, second] = met[second, first] = 1.0
+    prior = (prior_draws / 2.0) * met + CONNECTING_DRAWS / 2.0
+    np.fill_diagonal(prior, 0.0)
+
+    anchor_index = players.get(anchor) if anchor is not None else None
+    wins = _wins(size, first, second, score, counts[outcome_of_pair]) + prior
+    ratings = _to_elo(_newton(wins[None]), anchor_index, anchor_rating)[0]
+
+    if bootstraps and counts.sum():
+        rng = np.random.default_rng(seed)
+        total = int(counts.sum())
+        draws = rng.multinomial(total, counts / total, size=bootstraps).astype(float)
+        batch = max(1, _BATCH_CELLS // (size * size))
+        samples = []
+        for start in range(0, bootstraps, batch):
+            chunk = draws[start : start + batch]
+            stacked = np.stack(
+                [_wins(size, first, second, score, row[outcome_of_pair]) for row in chunk]
+            )
+            samples.append(_to_elo(_newton(stacked + prior), anchor_index, anchor_rating))
+        boot = np.concatenate(samples)
+    else:
+        boot = ratings[None]
+
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low = np.percentile(boot, tail, axis=0)
+    high = np.percentile(boot, 100.0 - tail, axis=0)
+    order = sorted(range(size), key=lambda i: (-ratings[i], i))
+    names = list(players)
+    entries = []
+    for rank, i in enumerate(order):
+        los = None
+        if rank + 1 < size:
+            j = order[rank + 1]
+            los = float(np.mean(boot[:, i] > boot[:, j]) + 0.5 * np.mean(boot[:, i] == boot[:, j]))
+        entries.append(
+            FitEntry(
+                player=names[i],
+                rating=float(ratings[i]),
+                low=float(min(low[i], ratings[i])),
+                high=float(max(high[i], ratings[i])),
+                los=los,
+                games=games[i],
+                losses=lost[i],
+            )
+        )
+    return entries
+
+
+def _pair_arrays(
+    outcomes: Counter[tuple[tuple[int, ...], int]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Return the two-player games of each distinct outcome as flat arrays.
+
+    Pair ``p`` says ``first[p]`` scored ``score[p]`` against ``second[p]`` once per match
+    of outcome ``outcome_of_pair[p]``, which happened ``counts[outcome]`` times.
+    """
+    first, second, score, owner = [], [], [], []
+    counts = []
+    for number, ((table, loser), count) in enumerate(outcomes.items()):
+        counts.append(count)
+        for a in range(len(table)):
+            for b in range(a + 1, len(table)):
+                first.append(table[a])
+                second.append(table[b])
+                score.append(0.0 if a == loser else 1.0 if b == loser else 0.5)
+                owner.append(number)
+    as_int = {"dtype": np.intp}
+    return (
+        np.array(first, **as_int),
+        np.array(second, **as_int),
+        np.array(score),
+        np.array(owner, **as_int),
+        np.array(counts, dtype=float),
+    )
+
+
+def _wins(
+    size: int, first: np.ndarray, second: np.ndarray, score: np.ndarray, weight: np.ndarray
+) -> np.ndarray:
+    """Return the matrix of (possibly fractional) wins of row over column."""
+    flat = np.bincount(first * size + second, weights=weight * score, minlength=size * size)
+    flat += np.bincount(
+        second * size + first, weights=weight * (1.0 - score), minlength=size * size
+    )
+    return flat.reshape(size, size)
+
+
+def _newton(wins: np.ndarray, *, iterations: int = 100, tolerance: float = 1e-10) -> np.ndarray:
+    """Return the maximum-likelihood strengths (natural log scale) for a stack of win matrices.
+
+    ``wins`` has shape (fits, players, players). Player 0's strength is held at 0; the
+    caller re-anchors. Steps are capped so that a poor start cannot overshoot.
+    """
+    fits, size, _ = wins.shape
+    theta = np.zeros((fits, size))
+    if size == 1:
+        return theta
+    played = wins + wins.transpose(0, 2, 1)
+    scored = wins.sum(axis=2)
+    for _ in range(iterations):
+        difference = theta[:, :, None] - theta[:, None, :]
+        p = 1.0 / (1.0 + np.exp(-difference))
+        gradient = scored - (played * p).sum(axis=2)
+        curvature = played * p * (1.0 - p)
+        hessian = -curvature
+        diagonal = np.arange(size)
+        hessian[:, diagonal, diagonal] = curvature.sum(axis=2)
+        step = np.linalg.solve(hessian[:, 1:, 1:], gradient[:, 1:, None])[:, :, 0]
+        step = np.clip(step, -2.0, 2.0)
+        theta[:, 1:] += step
+        if np.abs(step).max() < tolerance:
+            break
+    return theta
+
+
+def _to_elo(theta: np.ndarray, anchor: int | None, anchor_rating: float) -> np.ndarray:
+    """Return strengths as Elo-scale ratings with the anchor (or the mean) at anchor_rating."""
+    reference = theta[:, anchor][:, None] if anchor is not None else theta.mean(1, keepdims=True)
+    return anchor_rating + (theta - reference) * ELO_PER_NATURAL_UNIT

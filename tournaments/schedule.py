@@ -1,0 +1,109 @@
+"""Tournament schedules as pure data: who sits where, in which round, with which deck.
+
+No Django here. Entrants are whatever hashable values the caller uses (bot ids).
+
+A *pairing* is one combination of ``players`` entrants at a table (for two players, a
+pair). Each pairing plays ``games_per_pairing`` matches per cycle, cycling through the
+seat rotations of the table, so that every entrant sits in every seat equally often;
+``games_per_pairing`` must therefore be a multiple of ``players``. A round-robin is one
+cycle, a double round-robin two.
+
+Matches are grouped in *blocks* of one match per seat rotation of every pairing. A block
+is a round: every pairing plays once in each seat rotation, all of a round's matches can
+be played at the same time, and the ratings are refitted between rounds. With duplicate
+deals a block is also a deck: every match of the round is dealt the same deck, so every
+entrant of every table holds every hand of it (``deck`` numbers the decks; the caller
+turns a number into a deck order).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+FORMATS = ("round_robin", "double_round_robin")
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledMatch:
+    """One match of a schedule: seat ``i`` is held by ``table[i]``."""
+
+    index: int
+    round: int
+    pairing: int
+    rotation: int
+    table: tuple[Hashable, ...]
+    deck: int | None
+
+
+def cycles_of(format: str) -> int:
+    """Return how many times a format plays the whole round-robin."""
+    if format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; the formats are {', '.join(FORMATS)}")
+    return FORMATS.index(format) + 1
+
+
+def check_options(*, entrants: int, players: int, games_per_pairing: int) -> None:
+    """Raise ValueError unless a schedule can be built from these numbers."""
+    if players < 2:
+        raise ValueError("a table has at least 2 players")
+    if entrants < players:
+        raise ValueError(f"a {players}-player tournament needs at least {players} entrants")
+    if games_per_pairing < 1 or games_per_pairing % players:
+        raise ValueError(
+            f"games per pairing must be a positive multiple of {players} (the number of "
+            "players), so that every entrant sits in every seat equally often"
+        )
+
+
+def rotation(table: Sequence[Hashable], shift: int) -> tuple[Hashable, ...]:
+    """Return the table turned by ``shift`` seats: seat ``i`` gets ``table[(i + shift) % n]``."""
+    n = len(table)
+    return tuple(table[(i + shift) % n] for i in range(n))
+
+
+def rounds_total(*, players: int, games_per_pairing: int, format: str) -> int:
+    """Return the number of rounds of a schedule."""
+    return cycles_of(format) * games_per_pairing // players
+
+
+def build_schedule(
+    entrants: Sequence[Hashable],
+    *,
+    players: int,
+    games_per_pairing: int,
+    format: str = "round_robin",
+    duplicate: bool = False,
+) -> list[ScheduledMatch]:
+    """Return every match of the tournament, round by round.
+
+    Within a round the order is pairing by pairing (``itertools.combinations`` order of
+    ``entrants``), each in rotation order 0, 1, ...
+    """
+    if len(set(entrants)) != len(entrants):
+        raise ValueError("an entrant can enter a tournament only once")
+    check_options(entrants=len(entrants), players=players, games_per_pairing=games_per_pairing)
+    pairings = list(itertools.combinations(entrants, players))
+    matches: list[ScheduledMatch] = []
+    for round_number in range(rounds_total(
+        players=players, games_per_pairing=games_per_pairing, format=format
+    )):
+        for pairing, table in enumerate(pairings):
+            for shift in range(players):
+                matches.append(
+                    ScheduledMatch(
+                        index=len(matches),
+                        round=round_number,
+                        pairing=pairing,
+                        rotation=shift,
+                        table=rotation(table, shift),
+                        deck=round_number if duplicate else None,
+                    )
+                )
+    return matches
+
+
+def deck_seed(tournament_seed: str, deck: int) -> str:
+    """Return the seed of deck number ``deck`` of a duplicate tournament."""
+    return f"{tournament_seed}:deck:{deck}"
