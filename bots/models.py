@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
+from django.db.models.functions import Lower
 
 bot_name_validator = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$",
@@ -51,6 +52,8 @@ class Bot(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
+            # "Greedy" must not pass for the built-in "greedy".
+            models.UniqueConstraint(Lower("name"), name="bot_name_unique_ignoring_case"),
             models.CheckConstraint(
                 condition=models.Q(kind__in=["http", "client", "builtin"]),
                 name="bot_kind_valid",
@@ -67,3 +70,23 @@ class Bot(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class BotTurnLease(models.Model):
+    """Which move of a match a bot is being asked for over HTTP, and until when.
+
+    One row per match. The bot-turn driver claims the move before it calls the bot, so
+    that two workers woken for the same turn do not both call it (the bot would see the
+    position twice, and a fault in the second call could forfeit a move the first call
+    got right). A claim lapses at ``expires_at``, so a worker that died mid-call does
+    not hold the turn for ever.
+    """
+
+    match = models.OneToOneField(
+        "games.Match", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    ply = models.PositiveIntegerField()
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"match {self.match_id} ply {self.ply} until {self.expires_at:%H:%M:%S}"

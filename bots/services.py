@@ -1,5 +1,537 @@
-"""Actions on bots.
+"""Actions on bots: registration, credentials, health, and playing the server-side bots' turns.
 
-Each action is a function named ``<entity>_<action>`` with keyword-only, typed
-arguments, and runs as one transaction. None exist yet.
+Each action is a function named ``<entity>_<action>`` with keyword-only, typed arguments.
+An action that calls a bot over HTTP never holds a database transaction open while it
+waits: it checks and calls first, then writes in one short transaction.
+
+Who may act is the caller's business (the API lets a bot's owner alone change it; the
+admin lets staff); these functions do not check it.
 """
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Iterable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Case, F, Q, Value, When
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+
+from bots.models import Bot, BotTurnLease, bot_name_validator
+from bots.protocol import BotAnswer, BotCaller, Fault, build_request
+from bots.urlsafety import UnsafeBotURL, resolve_safe
+from games.engine import GAMES
+
+logger = logging.getLogger(__name__)
+
+# The owner of the built-in bots. A colon is not allowed in the user names people choose
+# (Django's username validator), so neither this name nor a client bot's account name
+# (``bot:<name>``) can be taken by a person first.
+SYSTEM_USERNAME = "arena:builtin"
+CLIENT_ACCOUNT_PREFIX = "bot:"
+BUILTIN_PLAYERS = ("random", "greedy", "strong")
+REGISTRABLE_KINDS = (Bot.Kind.HTTP, Bot.Kind.CLIENT)
+# Seconds a bot URL's host may take to resolve when it is registered or changed.
+RESOLVE_TIMEOUT = 5.0
+
+
+# -- registration ---------------------------------------------------------------------
+
+
+def bot_register(
+    *,
+    owner,
+    name: str,
+    kind: str,
+    games: Iterable[str],
+    url: str = "",
+    description: str = "",
+) -> tuple[Bot, str]:
+    """Register a bot of ``owner`` and return it with its credential, shown this once.
+
+    An ``http`` bot gets a signing secret; its URL is checked (``BOTS_ALLOW_PRIVATE_URLS``)
+    and pinged, and the ping's outcome is recorded in ``last_ping_*``: a bot whose ping
+    fails is still registered. A ``client`` bot gets a user account of its own
+    (``bot:<name>``, no password) and returns that account's API token.
+
+    Raise ValidationError (with a dict of field errors) for a name that is taken or
+    malformed, an unknown game or kind, or a URL that is missing, refused or unresolvable.
+    """
+    kind = _clean_kind(kind)
+    errors: dict[str, list[str]] = {}
+    name = _collect(errors, "name", _clean_name, name)
+    games = _collect(errors, "games", _clean_games, games)
+    if kind == Bot.Kind.HTTP:
+        url = _collect(errors, "url", _clean_url, url)
+    elif url:
+        errors["url"] = ["Only HTTP bots have a URL; a client bot calls the arena."]
+    if errors:
+        raise ValidationError(errors)
+
+    if kind == Bot.Kind.HTTP:
+        secret = secrets.token_urlsafe(32)
+        answer = _caller().ping(url, secret, settings.BOTS_DEFAULT_MOVE_TIME_LIMIT)
+        failed = not answer.ok
+        bot = _bot_create(
+            owner=owner,
+            name=name,
+            kind=kind,
+            games=games,
+            description=description,
+            url=url,
+            secret=secret,
+            last_ping_at=timezone.now(),
+            last_ping_ok=answer.ok,
+            last_ping_detail=_ping_detail(answer),
+            consecutive_failures=int(failed),
+            healthy=not (failed and settings.BOTS_UNHEALTHY_AFTER <= 1),
+        )
+        return bot, secret
+
+    with transaction.atomic():
+        account = _client_account_create(name)
+        bot = _bot_create(
+            owner=owner, name=name, kind=kind, games=games, description=description,
+            account=account,
+        )
+        token = Token.objects.create(user=account)
+    return bot, token.key
+
+
+def _bot_create(**fields) -> Bot:
+    try:
+        with transaction.atomic():
+            return Bot.objects.create(**fields)
+    except IntegrityError:
+        # Two registrations of one name at once: the unique index decided.
+        raise ValidationError({"name": [_NAME_TAKEN]}) from None
+
+
+def _client_account_create(name: str):
+    User = get_user_model()
+    username = CLIENT_ACCOUNT_PREFIX + name
+    try:
+        with transaction.atomic():
+            account = User(username=username)
+            account.set_unusable_password()
+            account.save()
+    except IntegrityError:
+        raise ValidationError({"name": [_NAME_TAKEN]}) from None
+    return account
+
+
+def bot_credentials_rotate(*, bot_id: int) -> str:
+    """Replace the bot's credential and return the new one, shown this once.
+
+    An HTTP bot gets a new signing secret (requests are signed with it from now on); a
+    client bot's API token is replaced, so the old token stops working at once. Raise
+    ValidationError for a built-in bot, which has none.
+    """
+    with transaction.atomic():
+        bot = Bot.objects.select_for_update().get(pk=bot_id)
+        if bot.kind == Bot.Kind.HTTP:
+            bot.secret = secrets.token_urlsafe(32)
+            bot.save(update_fields=["secret"])
+            return bot.secret
+        if bot.kind == Bot.Kind.CLIENT:
+            Token.objects.filter(user_id=bot.account_id).delete()
+            return Token.objects.create(user_id=bot.account_id).key
+    raise ValidationError("A built-in bot has no credentials.")
+
+
+def bot_update(
+    *,
+    bot_id: int,
+    description: str | None = None,
+    url: str | None = None,
+    games: Iterable[str] | None = None,
+) -> Bot:
+    """Change what is given of the bot's description, URL and games; return the bot.
+
+    A new URL (HTTP bots only) is checked like at registration and pinged, and the ping
+    is recorded. Raise ValidationError for an unknown game, or a URL that is refused or
+    given for a bot that is not an HTTP bot.
+    """
+    bot = Bot.objects.get(pk=bot_id)
+    errors: dict[str, list[str]] = {}
+    changes: dict[str, object] = {}
+    if description is not None:
+        changes["description"] = description
+    if games is not None:
+        changes["games"] = _collect(errors, "games", _clean_games, games)
+    if url is not None and url != bot.url:
+        if bot.kind != Bot.Kind.HTTP:
+            errors["url"] = ["Only HTTP bots have a URL."]
+        else:
+            changes["url"] = _collect(errors, "url", _clean_url, url)
+    if errors:
+        raise ValidationError(errors)
+
+    answer = None
+    if "url" in changes:
+        answer = _caller().ping(changes["url"], bot.secret, settings.BOTS_DEFAULT_MOVE_TIME_LIMIT)
+    with transaction.atomic():
+        if changes:
+            Bot.objects.filter(pk=bot_id).update(**changes)
+        if answer is not None:
+            _health_record(bot_id=bot_id, ok=answer.ok, ping=answer)
+    return Bot.objects.get(pk=bot_id)
+
+
+def bot_set_enabled(*, bot_id: int, enabled: bool) -> Bot:
+    """Enable or disable the bot and return it. A disabled bot is offered no new matches;
+    matches it already plays go on."""
+    with transaction.atomic():
+        Bot.objects.filter(pk=bot_id).update(enabled=enabled)
+    return Bot.objects.get(pk=bot_id)
+
+
+def builtin_bots_ensure() -> list[Bot]:
+    """Create the built-in bots `random`, `greedy` and `strong` where missing; return all
+    three. Idempotent: existing bots are left as they are."""
+    User = get_user_model()
+    with transaction.atomic():
+        owner = User.objects.filter(username=SYSTEM_USERNAME).first()
+        if owner is None:
+            owner = User(username=SYSTEM_USERNAME)
+            owner.set_unusable_password()
+            owner.save()
+        bots = []
+        for player in BUILTIN_PLAYERS:
+            bot, _ = Bot.objects.get_or_create(
+                name=player,
+                defaults={
+                    "owner": owner,
+                    "kind": Bot.Kind.BUILTIN,
+                    "builtin": player,
+                    "games": list(GAMES),
+                    "description": f"The built-in {player} player.",
+                },
+            )
+            bots.append(bot)
+    return bots
+
+
+# -- health -----------------------------------------------------------------------------
+
+
+def bot_ping(*, bot_id: int) -> BotAnswer:
+    """Ping an HTTP bot, record the outcome, and return the bot's answer.
+
+    A good answer makes the bot healthy and clears its failures; a bad one counts a
+    failure, and ``BOTS_UNHEALTHY_AFTER`` failures in a row mark it unhealthy. Raise
+    ValidationError for a bot that is not an HTTP bot.
+    """
+    bot = Bot.objects.get(pk=bot_id)
+    if bot.kind != Bot.Kind.HTTP:
+        raise ValidationError("Only HTTP bots are pinged; the arena does not call other bots.")
+    answer = _caller().ping(bot.url, bot.secret, settings.BOTS_DEFAULT_MOVE_TIME_LIMIT)
+    with transaction.atomic():
+        _health_record(bot_id=bot_id, ok=answer.ok, ping=answer)
+    return answer
+
+
+def _health_record(*, bot_id: int, ok: bool, ping: BotAnswer | None = None) -> None:
+    """Count a good or a failed answer of the bot; with ``ping``, record it as the last ping.
+
+    The count is updated in the database, so that answers recorded at the same time by
+    several workers all count.
+    """
+    if ok:
+        changes = {"consecutive_failures": 0, "healthy": True}
+    else:
+        changes = {
+            "consecutive_failures": F("consecutive_failures") + 1,
+            # The right-hand side reads the row as it was before this update.
+            "healthy": Case(
+                When(
+                    consecutive_failures__gte=settings.BOTS_UNHEALTHY_AFTER - 1,
+                    then=Value(False),
+                ),
+                default=F("healthy"),
+            ),
+        }
+    if ping is not None:
+        changes.update(
+            last_ping_at=timezone.now(), last_ping_ok=ping.ok, last_ping_detail=_ping_detail(ping)
+        )
+    Bot.objects.filter(pk=bot_id).update(**changes)
+
+
+def _ping_detail(answer: BotAnswer) -> str:
+    if answer.ok:
+        return f"pong in {answer.elapsed * 1000:.0f} ms"
+    return f"{answer.fault}: {answer.detail}"[:300]
+
+
+# -- checks -----------------------------------------------------------------------------
+
+_NAME_TAKEN = "A bot with this name already exists."
+
+
+def _collect(errors: dict[str, list[str]], field: str, clean, value):
+    """Return ``clean(value)``, or store its ValidationError's messages under ``field``."""
+    try:
+        return clean(value)
+    except ValidationError as exc:
+        errors[field] = exc.messages
+        return value
+
+
+def _clean_kind(kind: str) -> str:
+    if kind not in REGISTRABLE_KINDS:
+        raise ValidationError(
+            {"kind": [f"A bot is registered as one of: {', '.join(REGISTRABLE_KINDS)}."]}
+        )
+    return kind
+
+
+def _clean_name(name: str) -> str:
+    if not isinstance(name, str):
+        raise ValidationError("A bot name is a string.")
+    bot_name_validator(name)
+    if Bot.objects.filter(name__iexact=name).exists():
+        raise ValidationError(_NAME_TAKEN)
+    return name
+
+
+def _clean_games(games: Iterable[str]) -> list[str]:
+    if isinstance(games, str) or not isinstance(games, Iterable):
+        raise ValidationError("Give a list of games.")
+    games = list(dict.fromkeys(games))
+    if not games:
+        raise ValidationError(f"Give at least one game: {', '.join(GAMES)}.")
+    unknown = [game for game in games if game not in GAMES]
+    if unknown:
+        raise ValidationError(
+            f"Unknown game(s): {', '.join(map(str, unknown))}; the games are "
+            f"{', '.join(GAMES)}."
+        )
+    return games
+
+
+def _clean_url(url: str) -> str:
+    if not url:
+        raise ValidationError("An HTTP bot needs the URL the arena calls.")
+    if len(url) > Bot._meta.get_field("url").max_length:
+        raise ValidationError("The URL is too long.")
+    try:
+        resolve_safe(url, settings.BOTS_ALLOW_PRIVATE_URLS, timeout=RESOLVE_TIMEOUT)
+    except UnsafeBotURL as exc:
+        raise ValidationError(exc.reason) from None
+    except (OSError, TimeoutError) as exc:
+        raise ValidationError(f"The URL's host does not resolve: {exc}") from None
+    return url
+
+
+# -- the bot caller ---------------------------------------------------------------------
+
+# One caller per process and per value of the setting, so that connections to bots are
+# kept alive between moves. Built on first use: settings are not read at import time.
+_CALLERS: dict[bool, BotCaller] = {}
+
+
+def _caller() -> BotCaller:
+    allow_private = bool(settings.BOTS_ALLOW_PRIVATE_URLS)
+    caller = _CALLERS.get(allow_private)
+    if caller is None:
+        caller = _CALLERS.setdefault(allow_private, BotCaller(allow_private=allow_private))
+    return caller
+
+
+# -- the bot-turn driver ----------------------------------------------------------------
+
+# Seconds a claim on an HTTP bot's turn outlasts the move's time limit: enough to record
+# the move or the forfeit after the call.
+LEASE_GRACE = 10.0
+
+# The matches this thread is playing right now. A move's commit may start the driver
+# again for the same match (a task run eagerly); that inner call returns at once and the
+# loop already running plays on, so a long match does not become deep recursion.
+_PLAYING: ContextVar[frozenset[int]] = ContextVar("bot_turns_playing", default=frozenset())
+
+
+@dataclass(frozen=True, slots=True)
+class _BotTurn:
+    """A server-side bot's turn: everything needed to ask it for its move."""
+
+    match_id: int
+    game: str
+    options: dict
+    seed: str
+    time_limit: float
+    seat: int
+    ply: int
+    bot: Bot
+    view: dict
+    legal_moves: list[dict]
+
+
+def bot_turns_play(*, match_id: int, max_moves: int | None = None) -> int:
+    """Play the match's moves for its built-in and HTTP bots, one after another.
+
+    Stop when the match is not active, when a person or a client bot is to move, after
+    ``max_moves`` moves, or when a bot forfeits. A built-in bot chooses with a generator
+    seeded from the match's seed, seat and ply, so an archived match replays exactly. An
+    HTTP bot is called with the match's ``move_time_limit``; a fault (timeout, bad
+    answer, illegal move, ...) forfeits the match for its seat with the fault as the
+    reason, and counts against the bot's health.
+
+    If another worker moved first (a duplicate task), stop quietly. Return the number of
+    moves played. Call it outside any transaction: it waits on bots over HTTP, and each
+    move is its own transaction.
+    """
+    playing = _PLAYING.get()
+    if match_id in playing:
+        return 0
+    token = _PLAYING.set(playing | {match_id})
+    played = 0
+    try:
+        while (max_moves is None or played < max_moves) and _bot_turn_play(match_id):
+            played += 1
+    finally:
+        _PLAYING.reset(token)
+    return played
+
+
+def _bot_turn_play(match_id: int) -> bool:
+    """Play one bot move of the match; return whether a move was made."""
+    from games import errors as match_errors
+    from games.services import match_move_submit
+
+    turn = _bot_turn_load(match_id)
+    if turn is None:
+        return False
+    if turn.bot.kind == Bot.Kind.BUILTIN:
+        move = _builtin_choose(turn)
+    else:
+        if not _turn_claim(turn):
+            return False
+        answer = _http_bot_ask(turn)
+        if not answer.ok:
+            _bot_forfeit(turn, code=str(answer.fault), detail=answer.detail)
+            return False
+        move = answer.move
+    try:
+        match_move_submit(
+            match_id=match_id,
+            seat=turn.seat,
+            ply=turn.ply,
+            move=move,
+            idempotency_key=f"bot:{turn.bot.pk}:{turn.ply}",
+        )
+    except match_errors.IllegalMoveError as exc:
+        _bot_forfeit(turn, code=Fault.ILLEGAL_MOVE, detail=str(exc))
+        return False
+    except (match_errors.StalePly, match_errors.NotYourTurn, match_errors.MatchNotActive):
+        return False
+    if turn.bot.kind == Bot.Kind.HTTP and (
+        turn.bot.consecutive_failures or not turn.bot.healthy
+    ):
+        with transaction.atomic():
+            _health_record(bot_id=turn.bot.pk, ok=True)
+    return True
+
+
+def _bot_turn_load(match_id: int) -> _BotTurn | None:
+    """Return the turn of the bot to move, or None when no server-side bot is to move."""
+    from games.models import Match, Seat
+    from games.selectors import match_state
+
+    match = Match.objects.filter(pk=match_id).first()
+    if match is None or match.status != Match.Status.ACTIVE:
+        return None
+    state = match_state(match)
+    seat = None if state.is_over else state.to_move
+    if seat is None:
+        return None
+    holder = Seat.objects.select_related("bot").filter(match_id=match_id, index=seat).first()
+    bot = holder.bot if holder is not None else None
+    if bot is None or bot.kind == Bot.Kind.CLIENT:
+        return None
+    options = {"players": match.players, "deck_size": match.deck_size}
+    if match.game == "durak":
+        options["format"] = match.format
+    return _BotTurn(
+        match_id=match.pk,
+        game=match.game,
+        options=options,
+        seed=match.seed or f"match-{match.pk}",
+        time_limit=match.move_time_limit or settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
+        seat=seat,
+        ply=match.ply,
+        bot=bot,
+        view=state.view(seat),
+        legal_moves=state.legal_moves(),
+    )
+
+
+def _builtin_choose(turn: _BotTurn) -> dict:
+    from bots.builtin import decision_rng, get_player
+
+    player = get_player(turn.bot.builtin, turn.game)
+    # The ply counts the match's moves (across the deals of a series), so every decision
+    # of a match has a generator of its own.
+    rng = decision_rng(turn.seed, turn.seat, turn.ply)
+    return player.choose(turn.view, turn.legal_moves, rng)
+
+
+def _http_bot_ask(turn: _BotTurn) -> BotAnswer:
+    payload = build_request(
+        match_id=turn.match_id,
+        game=turn.game,
+        options=turn.options,
+        seat=turn.seat,
+        view=turn.view,
+        legal_moves=turn.legal_moves,
+        deadline=timezone.now() + timedelta(seconds=turn.time_limit),
+        time_limit=turn.time_limit,
+    )
+    return _caller().request_move(turn.bot.url, turn.bot.secret, payload, turn.time_limit)
+
+
+def _turn_claim(turn: _BotTurn) -> bool:
+    """Claim the turn for this worker; return False when another worker holds it."""
+    now = timezone.now()
+    expires_at = now + timedelta(seconds=turn.time_limit + LEASE_GRACE)
+    with transaction.atomic():
+        taken = (
+            BotTurnLease.objects.filter(match_id=turn.match_id)
+            .filter(Q(ply__lt=turn.ply) | Q(ply=turn.ply, expires_at__lte=now))
+            .update(ply=turn.ply, expires_at=expires_at)
+        )
+        if taken:
+            return True
+        if BotTurnLease.objects.filter(match_id=turn.match_id).exists():
+            return False
+        try:
+            with transaction.atomic():
+                BotTurnLease.objects.create(
+                    match_id=turn.match_id, ply=turn.ply, expires_at=expires_at
+                )
+        except IntegrityError:
+            return False
+    return True
+
+
+def _bot_forfeit(turn: _BotTurn, *, code: str, detail: str) -> None:
+    """Forfeit the match for the bot's seat, and count the failure against the bot."""
+    from games.services import match_forfeit
+
+    logger.info(
+        "bot %s forfeits match %s at ply %s: %s (%s)",
+        turn.bot.name, turn.match_id, turn.ply, code, detail,
+    )
+    match_forfeit(
+        match_id=turn.match_id, seat=turn.seat, code=code, detail=detail, expected_ply=turn.ply
+    )
+    with transaction.atomic():
+        _health_record(bot_id=turn.bot.pk, ok=False)

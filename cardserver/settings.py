@@ -192,6 +192,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Choice sets that share a field name get a name of their own.
+    "ENUM_NAME_OVERRIDES": {
+        "BotKindEnum": "bots.models.Bot.Kind",
+        "RegistrableBotKindEnum": "bots.serializers.REGISTRABLE_KINDS",
+    },
 }
 
 # --- Celery -----------------------------------------------------------------------------
@@ -228,6 +233,17 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+
+# --- Bots -------------------------------------------------------------------------------
+
+# Whether bot URLs may lead to loopback, private, link-local or multicast addresses: on in
+# development and tests (bots on localhost), off in production, where a bot URL pointing
+# into the arena's own network would let anyone reach its database or cloud metadata.
+BOTS_ALLOW_PRIVATE_URLS = _env_bool("BOTS_ALLOW_PRIVATE_URLS", default=DEBUG)
+# Seconds an HTTP bot has for a move when its match, tournament or ladder sets none.
+BOTS_DEFAULT_MOVE_TIME_LIMIT = 5.0
+# Failed pings or forfeits in a row after which a bot is marked unhealthy.
+BOTS_UNHEALTHY_AFTER = 3
 
 # --- Logging ----------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ api_v1 = [
     path("health/", views.health, name="api-health"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("", include("bots.urls")),
 ]
 
 urlpatterns = [
