@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -349,13 +349,18 @@ def _caller() -> BotCaller:
 
 # -- the bot-turn driver ----------------------------------------------------------------
 
-# Seconds a claim on an HTTP bot's turn outlasts the move's time limit: enough to record
-# the move or the forfeit after the call.
+# Seconds a claim on a bot's turn outlasts the time the bot may take: enough to record
+# the move or the forfeit after the call. A built-in bot decides in well under a second.
 LEASE_GRACE = 10.0
+BUILTIN_LEASE = 30.0
+# Below this many seconds before the match's deadline an HTTP bot is not called: the
+# call could not end in time, and the match's deadline check forfeits the seat.
+MIN_CALL_TIME = 0.01
 
 # The matches this thread is playing right now. A move's commit may start the driver
-# again for the same match (a task run eagerly); that inner call returns at once and the
-# loop already running plays on, so a long match does not become deep recursion.
+# again for the same match (``games.tasks.match_turn_started`` run eagerly); that inner
+# call returns at once and the loop already running plays on, so a long match does not
+# become deep recursion.
 _PLAYING: ContextVar[frozenset[int]] = ContextVar("bot_turns_playing", default=frozenset())
 
 
@@ -367,26 +372,37 @@ class _BotTurn:
     game: str
     options: dict
     seed: str
-    time_limit: float
     seat: int
     ply: int
     bot: Bot
     view: dict
     legal_moves: list[dict]
+    # When the match stops waiting for this move (None: the match keeps no clock).
+    deadline_at: datetime | None
+    move_time_limit: float
+
+    def time_left(self) -> float:
+        """Return the seconds the bot has from now: up to the match's deadline."""
+        if self.deadline_at is None:
+            return self.move_time_limit
+        left = (self.deadline_at - timezone.now()).total_seconds()
+        return min(self.move_time_limit, left)
 
 
 def bot_turns_play(*, match_id: int, max_moves: int | None = None) -> int:
     """Play the match's moves for its built-in and HTTP bots, one after another.
 
     Stop when the match is not active, when a person or a client bot is to move, after
-    ``max_moves`` moves, or when a bot forfeits. A built-in bot chooses with a generator
-    seeded from the match's seed, seat and ply, so an archived match replays exactly. An
-    HTTP bot is called with the match's ``move_time_limit``; a fault (timeout, bad
-    answer, illegal move, ...) forfeits the match for its seat with the fault as the
-    reason, and counts against the bot's health.
+    ``max_moves`` moves, or when a bot forfeits; return the number of moves played. A
+    built-in bot chooses with a generator seeded from the match's seed, seat and ply, so
+    an archived match replays exactly. An HTTP bot is called with the time left until
+    the match's move deadline; a fault (timeout, bad answer, illegal move, ...) forfeits
+    the match for its seat with the fault as the reason and counts against the bot's
+    health, and a good move clears the bot's failures.
 
-    If another worker moved first (a duplicate task), stop quietly. Return the number of
-    moves played. Call it outside any transaction: it waits on bots over HTTP, and each
+    Each turn is claimed (``BotTurnLease``) before the bot is asked, so two workers woken
+    for one match do not both ask; the one that finds the turn claimed or already played
+    stops quietly. Call it outside any transaction: it waits on bots over HTTP, and each
     move is its own transaction.
     """
     playing = _PLAYING.get()
@@ -411,11 +427,18 @@ def _bot_turn_play(match_id: int) -> bool:
     if turn is None:
         return False
     if turn.bot.kind == Bot.Kind.BUILTIN:
+        if not _turn_claim(turn, hold_for=BUILTIN_LEASE):
+            return False
         move = _builtin_choose(turn)
     else:
-        if not _turn_claim(turn):
+        time_limit = turn.time_left()
+        if time_limit < MIN_CALL_TIME:
+            # Too late to ask: the match's deadline check forfeits the seat on time.
+            _deadline_enforce(turn)
             return False
-        answer = _http_bot_ask(turn)
+        if not _turn_claim(turn, hold_for=time_limit + LEASE_GRACE):
+            return False
+        answer = _http_bot_ask(turn, time_limit)
         if not answer.ok:
             _bot_forfeit(turn, code=str(answer.fault), detail=answer.detail)
             return False
@@ -431,11 +454,15 @@ def _bot_turn_play(match_id: int) -> bool:
     except match_errors.IllegalMoveError as exc:
         _bot_forfeit(turn, code=Fault.ILLEGAL_MOVE, detail=str(exc))
         return False
-    except (match_errors.StalePly, match_errors.NotYourTurn, match_errors.MatchNotActive):
-        return False
-    if turn.bot.kind == Bot.Kind.HTTP and (
-        turn.bot.consecutive_failures or not turn.bot.healthy
+    except (
+        match_errors.StalePly,
+        match_errors.NotYourTurn,
+        match_errors.MatchNotActive,
+        match_errors.IdempotencyKeyReused,
     ):
+        # Another worker played this turn, or the match ended meanwhile (on time, say).
+        return False
+    if turn.bot.kind == Bot.Kind.HTTP and (turn.bot.consecutive_failures or not turn.bot.healthy):
         with transaction.atomic():
             _health_record(bot_id=turn.bot.pk, ok=True)
     return True
@@ -449,13 +476,14 @@ def _bot_turn_load(match_id: int) -> _BotTurn | None:
     match = Match.objects.filter(pk=match_id).first()
     if match is None or match.status != Match.Status.ACTIVE:
         return None
-    state = match_state(match)
-    seat = None if state.is_over else state.to_move
-    if seat is None:
-        return None
-    holder = Seat.objects.select_related("bot").filter(match_id=match_id, index=seat).first()
+    holder = (
+        Seat.objects.select_related("bot").filter(match_id=match_id, index=match.to_move).first()
+    )
     bot = holder.bot if holder is not None else None
     if bot is None or bot.kind == Bot.Kind.CLIENT:
+        return None
+    state = match_state(match)
+    if state.is_over or state.to_move != match.to_move:
         return None
     options = {"players": match.players, "deck_size": match.deck_size}
     if match.game == "durak":
@@ -464,13 +492,16 @@ def _bot_turn_load(match_id: int) -> _BotTurn | None:
         match_id=match.pk,
         game=match.game,
         options=options,
+        # Matches dealt from explicit decks have no seed; their decisions are seeded by
+        # the match's id, which is as fixed.
         seed=match.seed or f"match-{match.pk}",
-        time_limit=match.move_time_limit or settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
-        seat=seat,
+        seat=match.to_move,
         ply=match.ply,
         bot=bot,
-        view=state.view(seat),
+        view=state.view(match.to_move),
         legal_moves=state.legal_moves(),
+        deadline_at=match.deadline_at,
+        move_time_limit=match.move_time_limit or settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
     )
 
 
@@ -484,7 +515,7 @@ def _builtin_choose(turn: _BotTurn) -> dict:
     return player.choose(turn.view, turn.legal_moves, rng)
 
 
-def _http_bot_ask(turn: _BotTurn) -> BotAnswer:
+def _http_bot_ask(turn: _BotTurn, time_limit: float) -> BotAnswer:
     payload = build_request(
         match_id=turn.match_id,
         game=turn.game,
@@ -492,16 +523,16 @@ def _http_bot_ask(turn: _BotTurn) -> BotAnswer:
         seat=turn.seat,
         view=turn.view,
         legal_moves=turn.legal_moves,
-        deadline=timezone.now() + timedelta(seconds=turn.time_limit),
-        time_limit=turn.time_limit,
+        deadline=timezone.now() + timedelta(seconds=time_limit),
+        time_limit=time_limit,
     )
-    return _caller().request_move(turn.bot.url, turn.bot.secret, payload, turn.time_limit)
+    return _caller().request_move(turn.bot.url, turn.bot.secret, payload, time_limit)
 
 
-def _turn_claim(turn: _BotTurn) -> bool:
+def _turn_claim(turn: _BotTurn, *, hold_for: float) -> bool:
     """Claim the turn for this worker; return False when another worker holds it."""
     now = timezone.now()
-    expires_at = now + timedelta(seconds=turn.time_limit + LEASE_GRACE)
+    expires_at = now + timedelta(seconds=hold_for)
     with transaction.atomic():
         taken = (
             BotTurnLease.objects.filter(match_id=turn.match_id)
@@ -522,6 +553,16 @@ def _turn_claim(turn: _BotTurn) -> bool:
     return True
 
 
+def _deadline_enforce(turn: _BotTurn) -> None:
+    """Forfeit on time a turn whose deadline passed before the bot could be asked.
+
+    Not counted against the bot's health: the arena, not the bot, was late.
+    """
+    from games.services import match_deadline_enforce
+
+    match_deadline_enforce(match_id=turn.match_id, ply=turn.ply)
+
+
 def _bot_forfeit(turn: _BotTurn, *, code: str, detail: str) -> None:
     """Forfeit the match for the bot's seat, and count the failure against the bot."""
     from games.services import match_forfeit
@@ -530,8 +571,10 @@ def _bot_forfeit(turn: _BotTurn, *, code: str, detail: str) -> None:
         "bot %s forfeits match %s at ply %s: %s (%s)",
         turn.bot.name, turn.match_id, turn.ply, code, detail,
     )
-    match_forfeit(
+    match = match_forfeit(
         match_id=turn.match_id, seat=turn.seat, code=code, detail=detail, expected_ply=turn.ply
     )
-    with transaction.atomic():
-        _health_record(bot_id=turn.bot.pk, ok=False)
+    # The match may have ended otherwise meanwhile; then this fault cost the bot nothing.
+    if match.forfeit_seat == turn.seat and match.ply == turn.ply:
+        with transaction.atomic():
+            _health_record(bot_id=turn.bot.pk, ok=False)
