@@ -21,9 +21,9 @@ from .determinise import durak_world, volynshchik_world
 from .greedy import RANK, durak_order, durak_pick, greedy_choice, volynshchik_pick
 
 SUITS = "SHDC"
-# Playouts per decision.  On the reference machine (CPython 3.11, one core) a decision
-# takes about 30 ms at the median and under 0.1 s at worst, for every game and player
-# count; it also keeps `python -m benchmarks.bots --deals 1000` under 25 minutes.
+# Playouts per decision.  On the reference machine (CPython 3.11, 2 cores) a decision
+# takes 25-35 ms at the median and under 0.1 s at the 95th percentile, for every game and
+# player count, and `python -m benchmarks.bots --deals 1000` takes 20 minutes.
 DEFAULT_BUDGET = 96
 
 
