@@ -245,6 +245,30 @@ BOTS_DEFAULT_MOVE_TIME_LIMIT = 5.0
 # Failed pings or forfeits in a row after which a bot is marked unhealthy.
 BOTS_UNHEALTHY_AFTER = 3
 
+# --- Tournaments and ratings -----------------------------------------------------------
+
+# Elo's K for a two-player match; an N-player match uses K / (N - 1) per pair of players.
+RATING_ELO_K = 16.0
+# The batch fit holds this bot (by name) at this rating, so the scale does not drift.
+RATING_ANCHOR_BOT = "random"
+RATING_ANCHOR = 1000.0
+RATING_BOOTSTRAPS = 200
+# A bot stays provisional on the leaderboard while its 95% interval is wider than this.
+RATING_PROVISIONAL_WIDTH = 200.0
+# Times a tournament or ladder match may be started (a worker that died counts) before it
+# is given up as aborted: a match that kills its worker cannot loop for ever.
+TOURNAMENT_MAX_ATTEMPTS = 3
+# Seconds a running tournament match may go without a move before the watchdog sends it
+# to a worker again (its worker probably died with the broker message unacknowledged).
+TOURNAMENT_STALE_AFTER = 300.0
+# The ladder: which tables it fills, how many per tick (beat runs the tick; its interval
+# is in the admin), how many of its matches may be unfinished at once, and after how many
+# forfeits in a row a bot is paused.
+LADDER_TABLES = [["durak", 2], ["durak", 3], ["durak", 4], ["volynshchik", 3]]
+LADDER_TABLES_PER_TICK = 1
+LADDER_MAX_ACTIVE = 20
+LADDER_PAUSE_AFTER_FORFEITS = 3
+
 # --- Logging ----------------------------------------------------------------------------
 
 LOGGING = {

@@ -16,9 +16,13 @@ BayesElo and Ordo rating lists of computer chess do it:
 - The scale is anchored: ``anchor`` (the built-in `random` bot) is held at
   ``anchor_rating``; without an anchor in the data the mean is held there.
 - Uncertainty: a bootstrap over matches (resample the matches with replacement, refit).
-  The interval holds the middle ``confidence`` of a player's bootstrap ratings, and the
-  likelihood of superiority of a player over the next one down is the share of
-  bootstrap fits that rank him above it.
+  The interval holds the middle ``confidence`` of a player's bootstrap ratings. A
+  bootstrap cannot see what the data never showed (three wins out of three resample to
+  three wins out of three), so the interval is widened where needed to the normal
+  interval of the likelihood's curvature (with the prior), as BayesElo computes it.
+  The likelihood of superiority of a player over the next one down is
+  ``Phi(difference / sd)``, with the larger of the two estimates of the difference's
+  spread.
 
 Matches with the same table and loser are the same outcome, so both the fit and the
 bootstrap work on the counts of distinct outcomes: a resample is one multinomial draw
@@ -31,6 +35,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -97,7 +102,9 @@ def fit_ratings(
 
     anchor_index = players.get(anchor) if anchor is not None else None
     wins = _wins(size, first, second, score, counts[outcome_of_pair]) + prior
-    ratings = _to_elo(_newton(wins[None]), anchor_index, anchor_rating)[0]
+    theta = _newton(wins[None])
+    ratings = _to_elo(theta, anchor_index, anchor_rating)[0]
+    covariance = _covariance(theta[0], wins, anchor_index) * ELO_PER_NATURAL_UNIT**2
 
     if bootstraps and counts.sum():
         rng = np.random.default_rng(seed)
@@ -115,9 +122,11 @@ def fit_ratings(
     else:
         boot = ratings[None]
 
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low = np.percentile(boot, tail, axis=0)
-    high = np.percentile(boot, 100.0 - tail, axis=0)
+    tail = (1.0 - confidence) / 2.0
+    z = NormalDist().inv_cdf(1.0 - tail)
+    spread = z * np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    low = np.minimum(np.percentile(boot, tail * 100.0, axis=0), ratings - spread)
+    high = np.maximum(np.percentile(boot, 100.0 - tail * 100.0, axis=0), ratings + spread)
     order = sorted(range(size), key=lambda i: (-ratings[i], i))
     names = list(players)
     entries = []
@@ -125,13 +134,18 @@ def fit_ratings(
         los = None
         if rank + 1 < size:
             j = order[rank + 1]
-            los = float(np.mean(boot[:, i] > boot[:, j]) + 0.5 * np.mean(boot[:, i] == boot[:, j]))
+            variance = max(
+                float(np.var(boot[:, i] - boot[:, j])),
+                float(covariance[i, i] + covariance[j, j] - 2.0 * covariance[i, j]),
+            )
+            difference = float(ratings[i] - ratings[j])
+            los = NormalDist().cdf(difference / math.sqrt(variance)) if variance > 0 else 1.0
         entries.append(
             FitEntry(
                 player=names[i],
                 rating=float(ratings[i]),
-                low=float(min(low[i], ratings[i])),
-                high=float(max(high[i], ratings[i])),
+                low=float(low[i]),
+                high=float(high[i]),
                 los=los,
                 games=games[i],
                 losses=lost[i],
@@ -205,6 +219,27 @@ def _newton(wins: np.ndarray, *, iterations: int = 100, tolerance: float = 1e-10
         if np.abs(step).max() < tolerance:
             break
     return theta
+
+
+def _covariance(theta: np.ndarray, wins: np.ndarray, anchor: int | None) -> np.ndarray:
+    """Return the covariance of the strengths from the curvature of the log-likelihood.
+
+    With an anchor the strengths are measured from the anchor's (whose variance is 0);
+    without one, from their mean.
+    """
+    size = len(theta)
+    played = wins + wins.T
+    p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+    curvature = played * p * (1.0 - p)
+    hessian = -curvature
+    np.fill_diagonal(hessian, curvature.sum(axis=1))
+    if anchor is None:
+        return np.linalg.pinv(hessian)
+    keep = [i for i in range(size) if i != anchor]
+    covariance = np.zeros((size, size))
+    if keep:
+        covariance[np.ix_(keep, keep)] = np.linalg.inv(hessian[np.ix_(keep, keep)])
+    return covariance
 
 
 def _to_elo(theta: np.ndarray, anchor: int | None, anchor_rating: float) -> np.ndarray:

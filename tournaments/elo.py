@@ -30,9 +30,7 @@ def pairwise_score(seat: int, other: int, loser: int | None) -> float:
     return 0.5
 
 
-def elo_update(
-    ratings: Sequence[float], loser: int | None, *, k: float = DEFAULT_K
-) -> list[float]:
+def elo_update(ratings: Sequence[float], loser: int | None, *, k: float = DEFAULT_K) -> list[float]:
     """Return the ratings after a match, seat by seat; ``ratings`` are those before it.
 
     ``loser`` is the losing seat, or None for a drawn match, which changes nothing.

@@ -1,1 +1,324 @@
-"""Models of the tournaments app (none yet)."""
+"""Tournaments, their matches, and the ratings that rated matches feed.
+
+The truth is in these rows; Celery only moves the work along. A tournament's matches are
+created with the tournament (``TournamentMatch``, one row per scheduled match, linked to
+its ``games.Match`` once that exists), so progress is a count and a crash loses nothing.
+
+Ratings are kept per *pool* (``pool_of``): 2-, 3- and 4-player Durak and Volynshchik are
+four pools. ``RatedMatch`` is the ledger: one row per rated match whose result has been
+applied, numbered in the order they were applied; ``RatingChange`` holds each bot's
+rating before and after. Their unique constraints are what make applying a match happen
+at most once; ``tournaments.services.ratings_apply_match`` makes it happen at least once.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from tournaments.schedule import FORMATS
+
+
+def pool_of(game: str, players: int) -> str:
+    """Return a match's rating pool: ``durak-2p``, ``durak-3p``, ``durak-4p`` or ``volynshchik``."""
+    return f"durak-{players}p" if game == "durak" else game
+
+
+POOLS = ("durak-2p", "durak-3p", "durak-4p", "volynshchik")
+
+
+class Tournament(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Not started"
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class Format(models.TextChoices):
+        ROUND_ROBIN = FORMATS[0], "Round-robin"
+        DOUBLE_ROUND_ROBIN = FORMATS[1], "Double round-robin"
+
+    name = models.CharField(max_length=100)
+    game = models.CharField(
+        max_length=20, choices=[("durak", "Durak"), ("volynshchik", "Volynshchik")]
+    )
+    players = models.PositiveSmallIntegerField(default=2, help_text="Players at each table.")
+    deck_size = models.PositiveSmallIntegerField(default=36)
+    match_format = models.CharField(
+        max_length=10,
+        default="deal",
+        choices=[("deal", "Single deal"), ("fool", "Series to ДУРАК (Durak only)")],
+    )
+    format = models.CharField(max_length=20, choices=Format.choices, default=Format.ROUND_ROBIN)
+    games_per_pairing = models.PositiveIntegerField(
+        default=2, help_text="Matches per table of entrants and cycle; a multiple of players."
+    )
+    move_time_limit = models.FloatField(default=5.0, help_text="Seconds per move.")
+    rated = models.BooleanField(default=True)
+    duplicate = models.BooleanField(
+        default=False, help_text="Deal each deck once per seat rotation of every table."
+    )
+    seed = models.CharField(max_length=64, help_text="Seeds the decks of duplicate tournaments.")
+    entrants = models.ManyToManyField("bots.Bot", through="Entrant", related_name="tournaments")
+
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.DRAFT, db_index=True
+    )
+    rounds_total = models.PositiveIntegerField(default=0)
+    current_round = models.PositiveIntegerField(
+        default=0, help_text="The round being played (rounds before it are complete)."
+    )
+    matches_total = models.PositiveIntegerField(default=0)
+    matches_done = models.PositiveIntegerField(
+        default=0, help_text="Matches finished, aborted or cancelled."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="tournaments",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(matches_done__lte=models.F("matches_total")),
+                name="tournament_done_within_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.name}"
+
+    @property
+    def pool(self) -> str:
+        return pool_of(self.game, self.players)
+
+
+class Entrant(models.Model):
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entries")
+    bot = models.ForeignKey("bots.Bot", on_delete=models.PROTECT, related_name="entries")
+    order = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["tournament", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "bot"], name="one_entry_per_bot"),
+            models.UniqueConstraint(fields=["tournament", "order"], name="one_entry_per_order"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} in tournament {self.tournament_id}"
+
+
+class TournamentMatch(models.Model):
+    """One scheduled match of a tournament; ``table`` lists its bots' ids seat by seat."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+        ABORTED = "aborted", "Aborted"
+        CANCELLED = "cancelled", "Cancelled"
+
+    DONE = (Status.FINISHED, Status.ABORTED, Status.CANCELLED)
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="matches")
+    index = models.PositiveIntegerField()
+    round = models.PositiveIntegerField()
+    pairing = models.PositiveIntegerField()
+    rotation = models.PositiveSmallIntegerField()
+    deck = models.PositiveIntegerField(null=True, blank=True)
+    table = models.JSONField(help_text="Bot ids, seat by seat.")
+    match = models.OneToOneField(
+        "games.Match",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="tournament_match",
+    )
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Times a task started playing it (a task that died counts)."
+    )
+    last_error = models.CharField(max_length=500, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["tournament", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tournament", "index"], name="one_tournament_match_per_index"
+            ),
+        ]
+        indexes = [models.Index(fields=["tournament", "round", "status"])]
+
+    def __str__(self) -> str:
+        return f"tournament {self.tournament_id} match {self.index} ({self.status})"
+
+
+class RatingPool(models.Model):
+    """A rating pool; its row is locked while a match's result is applied to it."""
+
+    key = models.CharField(max_length=20, primary_key=True)
+    matches_applied = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Rating(models.Model):
+    """A bot's live Elo rating in one pool."""
+
+    pool = models.CharField(max_length=20, db_index=True)
+    bot = models.ForeignKey("bots.Bot", on_delete=models.CASCADE, related_name="ratings")
+    elo = models.FloatField()
+    games = models.PositiveIntegerField(default=0)
+    losses = models.PositiveIntegerField(default=0)
+    draws = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["pool", "-elo"]
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "bot"], name="one_rating_per_pool_and_bot"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} {self.pool} {self.elo:.0f}"
+
+
+class RatedMatch(models.Model):
+    """A rated match whose result has been applied to its pool: exactly one row per match."""
+
+    match = models.OneToOneField(
+        "games.Match", on_delete=models.PROTECT, primary_key=True, related_name="rating_entry"
+    )
+    pool = models.CharField(max_length=20)
+    sequence = models.PositiveIntegerField(help_text="Order of application within the pool.")
+    loser_bot = models.ForeignKey(
+        "bots.Bot", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    applied_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pool", "sequence"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pool", "sequence"], name="one_rated_match_per_sequence"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pool} #{self.sequence}: match {self.match_id}"
+
+
+class RatingChange(models.Model):
+    """One bot's Elo before and after one rated match (its rating history)."""
+
+    match = models.ForeignKey(
+        "games.Match", on_delete=models.PROTECT, related_name="rating_changes"
+    )
+    bot = models.ForeignKey("bots.Bot", on_delete=models.CASCADE, related_name="rating_changes")
+    pool = models.CharField(max_length=20)
+    sequence = models.PositiveIntegerField()
+    seat = models.PositiveSmallIntegerField()
+    before = models.FloatField()
+    after = models.FloatField()
+    lost = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pool", "sequence", "seat"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["match", "bot"], name="one_rating_change_per_match_and_bot"
+            ),
+        ]
+        indexes = [models.Index(fields=["bot", "pool", "sequence"])]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} in match {self.match_id}: {self.before:.1f} -> {self.after:.1f}"
+
+
+class RatingFit(models.Model):
+    """One batch Bradley-Terry fit of a pool; the newest is the pool's leaderboard."""
+
+    pool = models.CharField(max_length=20)
+    fitted_at = models.DateTimeField(auto_now_add=True)
+    matches = models.PositiveIntegerField(help_text="Rated matches in the fit.")
+    through_sequence = models.PositiveIntegerField(help_text="Last rated match included.")
+    bootstraps = models.PositiveIntegerField()
+    anchor = models.ForeignKey(
+        "bots.Bot", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    anchor_rating = models.FloatField()
+    seconds = models.FloatField(default=0.0, help_text="Time the fit took.")
+
+    class Meta:
+        ordering = ["pool", "-fitted_at", "-id"]
+        indexes = [models.Index(fields=["pool", "-fitted_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.pool} fit of {self.fitted_at:%Y-%m-%d %H:%M}"
+
+
+class FitEntry(models.Model):
+    """A bot's line in a fit; a bot's entries over the fits are its rating history."""
+
+    fit = models.ForeignKey(RatingFit, on_delete=models.CASCADE, related_name="entries")
+    bot = models.ForeignKey("bots.Bot", on_delete=models.CASCADE, related_name="fit_entries")
+    rank = models.PositiveIntegerField()
+    rating = models.FloatField()
+    low = models.FloatField()
+    high = models.FloatField()
+    los = models.FloatField(
+        null=True, blank=True, help_text="Likelihood of superiority over the next bot."
+    )
+    games = models.PositiveIntegerField()
+    losses = models.PositiveIntegerField()
+    provisional = models.BooleanField()
+
+    class Meta:
+        ordering = ["fit", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["fit", "bot"], name="one_fit_entry_per_bot"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id}: {self.rating:.0f} [{self.low:.0f}, {self.high:.0f}]"
+
+
+class LadderMatch(models.Model):
+    """A rated match the ladder started."""
+
+    match = models.OneToOneField(
+        "games.Match", on_delete=models.CASCADE, primary_key=True, related_name="ladder_entry"
+    )
+    pool = models.CharField(max_length=20)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"ladder match {self.match_id} ({self.pool})"
+
+
+class LadderPause(models.Model):
+    """A bot kept off the ladder, e.g. after forfeiting repeatedly; delete it to resume."""
+
+    bot = models.OneToOneField("bots.Bot", on_delete=models.CASCADE, related_name="ladder_pause")
+    reason = models.CharField(max_length=300)
+    paused_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} paused: {self.reason}"

@@ -86,9 +86,9 @@ def build_schedule(
     check_options(entrants=len(entrants), players=players, games_per_pairing=games_per_pairing)
     pairings = list(itertools.combinations(entrants, players))
     matches: list[ScheduledMatch] = []
-    for round_number in range(rounds_total(
-        players=players, games_per_pairing=games_per_pairing, format=format
-    )):
+    for round_number in range(
+        rounds_total(players=players, games_per_pairing=games_per_pairing, format=format)
+    ):
         for pairing, table in enumerate(pairings):
             for shift in range(players):
                 matches.append(

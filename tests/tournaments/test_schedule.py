@@ -56,7 +56,10 @@ def test_each_round_holds_every_pairing_once_in_each_rotation():
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 def test_duplicate_deals_give_every_entrant_of_a_table_every_hand_of_each_deck(players):
     schedule = build_schedule(
-        ENTRANTS, players=players, games_per_pairing=2 * players, duplicate=True,
+        ENTRANTS,
+        players=players,
+        games_per_pairing=2 * players,
+        duplicate=True,
         format="double_round_robin",
     )
 

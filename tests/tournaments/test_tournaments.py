@@ -1,0 +1,242 @@
+"""Tournaments end to end in one process: creation, rounds, crash safety, standings."""
+
+import pytest
+
+from games.models import Match
+from tournaments.models import RatedMatch, RatingChange, Tournament, TournamentMatch
+from tournaments.selectors import tournament_standings
+from tournaments.services import (
+    TournamentError,
+    inline_play,
+    ratings_recompute,
+    tournament_cancel,
+    tournament_create,
+    tournament_match_play,
+    tournament_start,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def quiet_turns(monkeypatch):
+    """Send no per-turn Celery messages: the tournament task plays the match itself."""
+    import games.services
+
+    monkeypatch.setattr(games.services, "_send_turn_started", lambda match_id, ply: None)
+
+
+def create(bots, **options):
+    defaults = {
+        "creator": None,
+        "name": "test",
+        "game": "durak",
+        "players": 2,
+        "games_per_pairing": 2,
+        "move_time_limit": 5.0,
+    }
+    return tournament_create(bots=bots, **defaults | options)
+
+
+def play_inline(tournament):
+    """Play every match of the tournament in this process, round by round."""
+    with inline_play():
+        tournament_start(tournament_id=tournament.pk)
+        for tm_id in TournamentMatch.objects.filter(tournament=tournament).order_by(
+            "round", "index"
+        ).values_list("pk", flat=True):
+            tournament_match_play(tournament_match_id=tm_id)
+    tournament.refresh_from_db()
+    return tournament
+
+
+def test_create_schedules_every_match_of_the_round_robin(bot_factory):
+    bots = [bot_factory() for _ in range(4)]
+
+    tournament = create(bots, games_per_pairing=4, format="double_round_robin")
+
+    assert (tournament.matches_total, tournament.rounds_total) == (6 * 4 * 2, 4)
+    assert tournament.status == Tournament.Status.DRAFT
+    assert TournamentMatch.objects.filter(tournament=tournament).count() == 48
+    assert list(tournament.entries.values_list("bot_id", flat=True)) == [b.pk for b in bots]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"games_per_pairing": 3}, "multiple of 2"),
+        ({"players": 5}, "2 to 4 players"),
+        ({"match_format": "fool", "game": "volynshchik", "players": 2}, "Durak only"),
+        ({"duplicate": True, "match_format": "fool"}, "single deals"),
+    ],
+)
+def test_impossible_tournaments_are_refused(bot_factory, options, message):
+    bots = [bot_factory() for _ in range(5)]
+
+    with pytest.raises(TournamentError, match=message):
+        create(bots, **options)
+
+
+def test_a_bot_that_does_not_play_the_game_is_refused(bot_factory):
+    bots = [bot_factory(), bot_factory(games=["volynshchik"])]
+
+    with pytest.raises(TournamentError, match="does not play durak"):
+        create(bots)
+
+
+def test_tournament_played_inline_finishes_every_match_once_and_rates_them(
+    bot_factory, quiet_turns
+):
+    bots = [bot_factory("random"), bot_factory("greedy"), bot_factory("random")]
+    tournament = create(bots, games_per_pairing=4)
+
+    tournament = play_inline(tournament)
+
+    assert tournament.status == Tournament.Status.FINISHED
+    assert tournament.matches_done == tournament.matches_total == 12
+    tms = TournamentMatch.objects.filter(tournament=tournament)
+    assert set(tms.values_list("status", flat=True)) == {"finished"}
+    assert Match.objects.filter(tournament_match__tournament=tournament).count() == 12
+    assert RatedMatch.objects.count() == 12
+    assert RatingChange.objects.count() == 24
+    assert ratings_recompute().mismatches == []
+
+
+def test_playing_a_match_again_changes_nothing(bot_factory, quiet_turns):
+    tournament = play_inline(create([bot_factory(), bot_factory()]))
+    tm = TournamentMatch.objects.filter(tournament=tournament).first()
+
+    assert tournament_match_play(tournament_match_id=tm.pk) == "finished"
+
+    tm.refresh_from_db()
+    assert tm.attempts == 1
+    assert RatedMatch.objects.count() == 2
+    assert Match.objects.count() == 2
+
+
+def test_a_match_interrupted_mid_play_resumes_from_its_move_log(
+    bot_factory, quiet_turns, monkeypatch
+):
+    import bots.services
+
+    tournament = create([bot_factory(), bot_factory()])
+    tm = TournamentMatch.objects.filter(tournament=tournament).first()
+    real = bots.services.bot_turns_play
+
+    def dies_after_five_moves(*, match_id, max_moves=None):
+        real(match_id=match_id, max_moves=5)
+        raise SystemExit("worker killed")
+
+    with inline_play():
+        tournament_start(tournament_id=tournament.pk)
+    monkeypatch.setattr(bots.services, "bot_turns_play", dies_after_five_moves)
+    with pytest.raises(SystemExit):
+        tournament_match_play(tournament_match_id=tm.pk)
+    tm.refresh_from_db()
+    assert (tm.status, tm.attempts, tm.match.ply) == ("running", 1, 5)
+    first_moves = list(tm.match.moves.order_by("ply").values_list("move", flat=True))
+
+    monkeypatch.setattr(bots.services, "bot_turns_play", real)
+    with inline_play():
+        assert tournament_match_play(tournament_match_id=tm.pk) == "finished"
+
+    tm.refresh_from_db()
+    assert tm.attempts == 2
+    assert Match.objects.count() == 1
+    moves = list(tm.match.moves.order_by("ply").values_list("move", flat=True))
+    assert moves[:5] == first_moves
+    assert RatedMatch.objects.filter(match=tm.match).count() == 1
+
+
+def test_a_match_that_keeps_killing_its_worker_is_aborted_after_the_attempts(
+    bot_factory, quiet_turns, settings
+):
+    tournament = create([bot_factory(), bot_factory()])
+    with inline_play():
+        tournament_start(tournament_id=tournament.pk)
+    tm = TournamentMatch.objects.filter(tournament=tournament).first()
+    # Three workers died playing it.
+    TournamentMatch.objects.filter(pk=tm.pk).update(
+        attempts=settings.TOURNAMENT_MAX_ATTEMPTS, status="running"
+    )
+
+    with inline_play():
+        assert tournament_match_play(tournament_match_id=tm.pk) == "aborted"
+
+    tm.refresh_from_db()
+    assert "gave up after 3 attempts" in tm.last_error
+    tournament.refresh_from_db()
+    assert tournament.matches_done == 1
+
+
+def test_rounds_are_played_in_order_through_celery(
+    bot_factory, quiet_turns, celery_eager, django_capture_on_commit_callbacks
+):
+    bots = [bot_factory() for _ in range(3)]
+    tournament = create(bots, games_per_pairing=4)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        tournament_start(tournament_id=tournament.pk)
+
+    tournament.refresh_from_db()
+    assert tournament.status == Tournament.Status.FINISHED
+    assert tournament.matches_done == 12
+    finished = TournamentMatch.objects.filter(tournament=tournament).order_by("finished_at")
+    rounds = list(finished.values_list("round", flat=True))
+    assert rounds == sorted(rounds)
+
+
+def test_cancel_stops_the_tournament_and_aborts_unfinished_matches(bot_factory, quiet_turns):
+    tournament = create([bot_factory(), bot_factory(), bot_factory()])
+    with inline_play():
+        tournament_start(tournament_id=tournament.pk)
+        first = TournamentMatch.objects.filter(tournament=tournament).order_by("index")[0]
+        tournament_match_play(tournament_match_id=first.pk)
+
+    tournament_cancel(tournament_id=tournament.pk)
+
+    tournament.refresh_from_db()
+    assert tournament.status == Tournament.Status.CANCELLED
+    statuses = list(
+        TournamentMatch.objects.filter(tournament=tournament).values_list("status", flat=True)
+    )
+    assert statuses.count("finished") == 1 and statuses.count("cancelled") == 5
+    later = TournamentMatch.objects.filter(tournament=tournament, status="cancelled").first()
+    assert tournament_match_play(tournament_match_id=later.pk) == "cancelled"
+    assert Match.objects.count() == 1
+
+
+def test_duplicate_tournament_deals_each_deck_to_every_seat(bot_factory, quiet_turns):
+    bots = [bot_factory() for _ in range(3)]
+    tournament = play_inline(create(bots, games_per_pairing=4, duplicate=True, rated=True))
+
+    decks = {}
+    for tm in TournamentMatch.objects.filter(tournament=tournament).select_related("match"):
+        assert tm.match.rated
+        decks.setdefault(tm.deck, set()).add(tuple(tm.match.decks[0]))
+        for seat, bot_id in enumerate(tm.table):
+            decks.setdefault((tm.pairing, tm.deck, bot_id), set()).add(seat)
+    assert len(decks[0]) == len(decks[1]) == 1 and decks[0] != decks[1]
+    assert all(seats == {0, 1} for key, seats in decks.items() if isinstance(key, tuple))
+
+    standings = tournament_standings(tournament)
+    assert set(standings.decks) == {0, 1}
+    # Each deck is played by 3 pairings x 2 rotations, one point a match.
+    assert all(sum(scores.values()) == 6 for scores in standings.decks.values())
+
+
+def test_standings_add_up_from_the_crosstable(bot_factory, quiet_turns):
+    bots = [bot_factory() for _ in range(3)]
+    tournament = play_inline(create(bots, players=3, games_per_pairing=3))
+
+    standings = tournament_standings(tournament)
+
+    assert sum(line.games for line in standings.lines) == 9
+    for line in standings.lines:
+        row = standings.crosstable[line.bot_id]
+        assert line.points == sum(score for score, _ in row.values())
+        assert all(games == 3 for _, games in row.values())
+    points = [line.points for line in standings.lines]
+    assert points == sorted(points, reverse=True)
+    # A 3-player match hands out 3 points: 2 to each beat loser... 1 + 1 + 0.5 + 0.5.
+    assert sum(points) == pytest.approx(3 * sum(1 for _ in range(3)))

@@ -1,0 +1,202 @@
+"""Reads that the API, the admin, the web pages and the commands share."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from tournaments import elo
+from tournaments.models import (
+    Entrant,
+    FitEntry,
+    Rating,
+    RatingChange,
+    RatingFit,
+    Tournament,
+    TournamentMatch,
+)
+
+
+@dataclass(slots=True)
+class StandingLine:
+    bot_id: int
+    name: str
+    games: int = 0
+    points: float = 0.0
+    losses: int = 0
+    draws: int = 0
+
+
+@dataclass(slots=True)
+class Standings:
+    """A tournament's table: lines best first, the crosstable and duplicate deck scores.
+
+    ``crosstable[a][b]`` is (a's score against b, games they met in): 1 for each match
+    ``b`` lost at a table with ``a``, 0 for each one ``a`` lost, 1/2 for the others. A
+    line's points are its crosstable row's sum. ``decks[d][bot]`` is the bot's points
+    over the matches dealt deck ``d`` (duplicate tournaments only).
+    """
+
+    lines: list[StandingLine]
+    crosstable: dict[int, dict[int, tuple[float, int]]]
+    decks: dict[int, dict[int, float]] = field(default_factory=dict)
+
+
+def tournament_standings(tournament: Tournament) -> Standings:
+    """Return the standings from the tournament's finished matches (a read, no writes)."""
+    entrants = list(
+        Entrant.objects.filter(tournament=tournament).select_related("bot").order_by("order")
+    )
+    lines = {e.bot_id: StandingLine(bot_id=e.bot_id, name=e.bot.name) for e in entrants}
+    cross: dict[int, dict[int, list]] = {a: {b: [0.0, 0] for b in lines if b != a} for a in lines}
+    decks: dict[int, dict[int, float]] = defaultdict(lambda: dict.fromkeys(lines, 0.0))
+    finished = TournamentMatch.objects.filter(
+        tournament=tournament, status=TournamentMatch.Status.FINISHED
+    ).values_list("table", "deck", "match__loser")
+    for table, deck, loser in finished:
+        for seat, bot_id in enumerate(table):
+            line = lines[bot_id]
+            line.games += 1
+            if loser is None:
+                line.draws += 1
+            elif loser == seat:
+                line.losses += 1
+            for other, other_id in enumerate(table):
+                if other == seat:
+                    continue
+                score = elo.pairwise_score(seat, other, loser)
+                cell = cross[bot_id][other_id]
+                cell[0] += score
+                cell[1] += 1
+                line.points += score
+                if deck is not None:
+                    decks[deck][bot_id] += score
+    ordered = sorted(lines.values(), key=lambda line: (-line.points, line.losses, line.name))
+    return Standings(
+        lines=ordered,
+        crosstable={a: {b: (c[0], c[1]) for b, c in row.items()} for a, row in cross.items()},
+        decks=dict(sorted(decks.items())),
+    )
+
+
+# --- Leaderboards -----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class LeaderboardLine:
+    """A bot's line: fitted rating with its interval (None before its first fit) and Elo."""
+
+    rank: int | None
+    bot_id: int
+    name: str
+    rating: float | None
+    low: float | None
+    high: float | None
+    los: float | None
+    provisional: bool
+    elo: float
+    games: int
+    losses: int
+    draws: int
+
+    @property
+    def loss_rate(self) -> float | None:
+        return self.losses / self.games if self.games else None
+
+
+def latest_fit(pool: str) -> RatingFit | None:
+    return RatingFit.objects.filter(pool=pool).order_by("-fitted_at", "-id").first()
+
+
+def leaderboard(pool: str) -> tuple[RatingFit | None, list[LeaderboardLine]]:
+    """Return the pool's newest fit and its lines in the fit's order.
+
+    Bots rated since that fit follow it, by Elo, marked provisional.
+    """
+    fit = latest_fit(pool)
+    ratings = {r.bot_id: r for r in Rating.objects.filter(pool=pool).select_related("bot")}
+    lines = []
+    fitted = set()
+    if fit is not None:
+        for entry in FitEntry.objects.filter(fit=fit).select_related("bot").order_by("rank"):
+            rating = ratings.get(entry.bot_id)
+            fitted.add(entry.bot_id)
+            lines.append(
+                LeaderboardLine(
+                    rank=entry.rank,
+                    bot_id=entry.bot_id,
+                    name=entry.bot.name,
+                    rating=entry.rating,
+                    low=entry.low,
+                    high=entry.high,
+                    los=entry.los,
+                    provisional=entry.provisional,
+                    elo=rating.elo if rating else elo.INITIAL_RATING,
+                    games=rating.games if rating else entry.games,
+                    losses=rating.losses if rating else entry.losses,
+                    draws=rating.draws if rating else 0,
+                )
+            )
+    for rating in sorted(ratings.values(), key=lambda r: -r.elo):
+        if rating.bot_id not in fitted:
+            lines.append(
+                LeaderboardLine(
+                    rank=None, bot_id=rating.bot_id, name=rating.bot.name, rating=None,
+                    low=None, high=None, los=None, provisional=True, elo=rating.elo,
+                    games=rating.games, losses=rating.losses, draws=rating.draws,
+                )
+            )  # fmt: skip
+    return fit, lines
+
+
+def pool_ratings(pool: str) -> dict[int, float]:
+    """Return each rated bot's rating for pairing: fitted where fitted, else Elo."""
+    ratings = dict(Rating.objects.filter(pool=pool).values_list("bot_id", "elo"))
+    fit = latest_fit(pool)
+    if fit is not None:
+        ratings.update(FitEntry.objects.filter(fit=fit).values_list("bot_id", "rating"))
+    return ratings
+
+
+def bot_rating_history(bot_id: int, pool: str | None = None) -> dict[str, list]:
+    """Return a bot's Elo after each rated match and its fitted rating at each fit."""
+    changes = RatingChange.objects.filter(bot_id=bot_id).order_by("pool", "sequence")
+    fits = (
+        FitEntry.objects.filter(bot_id=bot_id)
+        .select_related("fit")
+        .order_by("fit__pool", "fit__fitted_at", "fit_id")
+    )
+    if pool is not None:
+        changes = changes.filter(pool=pool)
+        fits = fits.filter(fit__pool=pool)
+    return {
+        "elo": list(changes.values("pool", "match_id", "before", "after", "lost", "created_at")),
+        "fits": [
+            {
+                "pool": entry.fit.pool,
+                "fitted_at": entry.fit.fitted_at,
+                "rank": entry.rank,
+                "rating": entry.rating,
+                "low": entry.low,
+                "high": entry.high,
+                "provisional": entry.provisional,
+            }
+            for entry in fits
+        ],
+    }
+
+
+def tournament_progress(tournament: Tournament) -> dict:
+    """Return matches done / total, by status, and the round being played."""
+    counts = defaultdict(int)
+    for status in TournamentMatch.objects.filter(tournament=tournament).values_list(
+        "status", flat=True
+    ):
+        counts[status] += 1
+    return {
+        "done": tournament.matches_done,
+        "total": tournament.matches_total,
+        "round": tournament.current_round,
+        "rounds": tournament.rounds_total,
+        "by_status": dict(counts),
+    }

@@ -1,0 +1,79 @@
+"""Celery tasks of tournaments, ratings and the ladder: thin, idempotent wrappers.
+
+Every task takes ids, calls one service and can run twice: the services count attempts,
+lock rows and check what is done. Match-playing tasks are acknowledged after they run
+and rejected (so re-queued) when their worker process dies; the attempt counter in
+``TournamentMatch`` stops a match that kills its worker from coming back for ever.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from tournaments import services
+from tournaments.models import POOLS
+
+# A match of built-in players takes well under a minute; HTTP bots are bounded by their
+# time limit per move. The hard limit only stops a runaway.
+MATCH_TIME_LIMIT = 3600
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=MATCH_TIME_LIMIT,
+    time_limit=MATCH_TIME_LIMIT + 60,
+)
+def play_tournament_match(tournament_match_id: int) -> str:
+    """Play a tournament match to its end, record it and move the tournament on."""
+    return services.tournament_match_play(tournament_match_id=tournament_match_id)
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=MATCH_TIME_LIMIT,
+    time_limit=MATCH_TIME_LIMIT + 60,
+)
+def play_ladder_match(match_id: int) -> str:
+    """Play a ladder match to its end and apply its rating."""
+    return services.ladder_match_play(match_id=match_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def apply_match_ratings(match_id: int) -> None:
+    """Apply a finished rated match to the Elo ratings (once, however often it runs)."""
+    services.ratings_apply_match(match_id=match_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True, time_limit=600)
+def fit_pool_ratings(pool: str) -> None:
+    """Refit a pool's leaderboard (skipped when nothing changed since the last fit)."""
+    services.ratings_fit(pool=pool)
+
+
+@shared_task(ignore_result=True, time_limit=1800)
+def refit_all_pools() -> None:
+    """Refit every pool that has new results: the ladder's periodic refit."""
+    for pool in POOLS:
+        services.ratings_fit(pool=pool)
+
+
+@shared_task(ignore_result=True)
+def apply_pending_ratings() -> int:
+    """Apply any finished rated match whose rating task was lost (a backstop)."""
+    return services.ratings_apply_pending()
+
+
+@shared_task(ignore_result=True)
+def ladder_tick() -> list[int]:
+    """Start the ladder's next rated matches (run by beat)."""
+    return services.ladder_tick()
+
+
+@shared_task(ignore_result=True)
+def tournaments_watchdog(stale_after: float | None = None) -> list[int]:
+    """Send again tournament matches that no worker is playing (run by beat)."""
+    return services.tournaments_watchdog(stale_after=stale_after)
