@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cards import names
+from .cards import deck_cards, names
 from .errors import InvalidMove
 from .positions import MOVE_LIMIT, REPETITIONS_TO_DRAW, PositionCounts, record
 
@@ -18,7 +18,7 @@ class DealState:
 
     __slots__ = (
         "_g", "_dealer", "_hands", "_known", "_phase", "_in", "_out_order", "_ply", "_log",
-        "_seen", "_seen_len", "_result", "_end", "_moves",
+        "_seen", "_seen_len", "_result", "_end",
     )
     PHASE_NAMES: tuple[str, ...] = ()
 
@@ -68,10 +68,11 @@ class DealState:
         return [entry["move"] for entry in self.history()]
 
     def legal_moves(self) -> list[dict]:
-        """Return every legal move of the seat to act (empty once the deal is over)."""
-        if self._moves is None:
-            self._moves = self._legal() if self._phase != OVER else []
-        return list(self._moves)
+        """Return every legal move of the seat to act (empty once the deal is over).
+
+        The list and its dicts are new on every call, so a caller may change them freely.
+        """
+        return self._legal() if self._phase != OVER else []
 
     def _legal(self) -> list[dict]:
         raise NotImplementedError
@@ -124,6 +125,13 @@ class DealState:
 
     def to_json(self) -> dict:
         raise NotImplementedError
+
+
+def check_cards_once(places: list[list[str]], deck_size: int) -> None:
+    """Raise ValueError unless the places hold every card of the deck exactly once."""
+    held = [card for place in places for card in place]
+    if len(held) != deck_size or set(held) != set(deck_cards(deck_size)):
+        raise ValueError("the cards of the state are not exactly the deck, each card once")
 
 
 def position_to_json(key: tuple) -> list:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import cards as C
-from .base import OVER, DealState, neighbour_table, only_keys
+from .base import OVER, DealState, check_cards_once, neighbour_table, only_keys
 from .cards import CARD_NAMES, HIGHER, SUIT_MASKS, names, parse_card
 from .errors import IllegalMove, InvalidMove
 from .positions import PositionCounts
@@ -155,7 +155,6 @@ class DurakState(DealState):
         s._seen_len = 1
         s._result = None
         s._end = None
-        s._moves = None
         return s
 
     def _child(self) -> DurakState:
@@ -181,7 +180,6 @@ class DurakState(DealState):
         s._seen_len = self._seen_len
         s._result = None
         s._end = None
-        s._moves = None
         return s
 
     def _position(self) -> tuple:
@@ -545,7 +543,12 @@ class DurakState(DealState):
             result = data["result"]
             s._result = None if result is None else (result["loser"], tuple(result["out_order"]))
             s._end = data["end_reason"]
-            s._moves = None
+            talon_cards = [C.CARD_INDEX[c] for c in data["talon"]]
+            check_cards_once(
+                [*data["hands"], data["talon"], data["table"], data["discard"]], game.deck_size
+            )
+            if talon_cards and talon_cards[-1] != s._trump_card:
+                raise ValueError("the face-up trump card must be the talon's last card")
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a serialised Durak state: {exc!r}") from exc
         return s

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import cards as C
-from .base import OVER, DealState, neighbour_table, only_keys
+from .base import OVER, DealState, check_cards_once, neighbour_table, only_keys
 from .cards import CARD_NAMES, HIGHER, SUIT_MASKS, names, parse_card
 from .errors import IllegalMove, InvalidMove
 from .positions import PositionCounts
@@ -131,7 +131,6 @@ class VolynshchikState(DealState):
         s._seen_len = 1
         s._result = None
         s._end = None
-        s._moves = None
         return s
 
     def _child(self) -> VolynshchikState:
@@ -153,7 +152,6 @@ class VolynshchikState(DealState):
         s._seen_len = self._seen_len
         s._result = None
         s._end = None
-        s._moves = None
         return s
 
     def _position(self) -> tuple:
@@ -467,7 +465,9 @@ class VolynshchikState(DealState):
             result = data["result"]
             s._result = None if result is None else (result["loser"], tuple(result["out_order"]))
             s._end = data["end_reason"]
-            s._moves = None
+            check_cards_once(
+                [*data["hands"], data["reserves"], data["pile"], data["removed"]], DECK_SIZE
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a serialised Volynshchik state: {exc!r}") from exc
         return s

@@ -193,3 +193,23 @@ def test_view_shows_own_hand_and_hides_the_others(name):
 def test_reveal_shows_every_hand():
     state = load_game("durak", players=3).deal(seed=5, dealer=0)
     assert state.reveal()["hands"] == [state.hand(p) for p in range(3)]
+
+
+@pytest.mark.parametrize("name", ["durak", "volynshchik"])
+def test_a_serialised_state_with_a_card_twice_or_missing_is_refused(name):
+    data = load_game(name, players=2).deal(seed=4, dealer=0).to_json()
+    data["hands"][0] = data["hands"][0] + [data["hands"][1][0]]
+    with pytest.raises(ValueError, match="exactly the deck"):
+        load_state(data)
+    data["hands"][0] = data["hands"][0][:-2]
+    with pytest.raises(ValueError, match="exactly the deck"):
+        load_state(data)
+
+
+@pytest.mark.parametrize("name", ["durak", "volynshchik"])
+def test_legal_moves_can_be_changed_by_the_caller_without_harm(name):
+    state = load_game(name, players=2).deal(seed=4, dealer=0)
+    first = state.legal_moves()
+    first[0]["type"] = "mangled"
+    first.clear()
+    assert state.legal_moves() and state.legal_moves()[0]["type"] != "mangled"
