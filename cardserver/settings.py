@@ -196,6 +196,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "BotKindEnum": "bots.models.Bot.Kind",
         "RegistrableBotKindEnum": "bots.serializers.REGISTRABLE_KINDS",
+        "MatchFormatEnum": "games.models.Match.Format",
+        "TournamentFormatEnum": "tournaments.models.Tournament.Format",
     },
 }
 

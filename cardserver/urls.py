@@ -5,17 +5,20 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from cardserver import views
+from tournaments.urls import pages as tournament_pages
 
 api_v1 = [
     path("health/", views.health, name="api-health"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("bots.urls")),
+    path("", include("tournaments.urls")),
 ]
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
+    path("", include(tournament_pages)),
 ]
 
 handler404 = "cardserver.views.not_found"

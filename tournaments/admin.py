@@ -1,1 +1,218 @@
-"""Admin registrations of the tournaments app (none yet)."""
+"""Admin of tournaments, ratings and the ladder.
+
+A tournament added here goes through ``tournaments.services.tournament_create`` (which
+schedules its matches); the list's actions start and cancel tournaments. The ladder's
+rate and the periodic refits are django-celery-beat periodic tasks ("Periodic tasks").
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.utils.html import format_html
+
+from bots.models import Bot
+from tournaments import services
+from tournaments.models import (
+    Entrant,
+    FitEntry,
+    LadderMatch,
+    LadderPause,
+    RatedMatch,
+    Rating,
+    RatingChange,
+    RatingFit,
+    Tournament,
+    TournamentMatch,
+)
+
+
+class TournamentAddForm(forms.ModelForm):
+    bots = forms.ModelMultipleChoiceField(
+        queryset=Bot.objects.filter(enabled=True), help_text="The entrants."
+    )
+
+    class Meta:
+        model = Tournament
+        fields = [
+            "name", "game", "players", "deck_size", "match_format", "format",
+            "games_per_pairing", "move_time_limit", "rated", "duplicate",
+        ]  # fmt: skip
+
+
+class EntrantInline(admin.TabularInline):
+    model = Entrant
+    extra = 0
+    fields = ["order", "bot"]
+    readonly_fields = ["order", "bot"]
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Tournament)
+class TournamentAdmin(admin.ModelAdmin):
+    list_display = [
+        "name", "game", "players", "format", "games_per_pairing", "rated", "duplicate",
+        "status", "progress", "created_at",
+    ]  # fmt: skip
+    list_filter = ["status", "game", "rated", "duplicate"]
+    search_fields = ["name"]
+    actions = ["start", "cancel"]
+    inlines = [EntrantInline]
+    readonly_fields = [
+        "status", "progress", "current_round", "rounds_total", "matches_total",
+        "matches_done", "seed", "created_by", "created_at", "started_at", "finished_at",
+    ]  # fmt: skip
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = TournamentAddForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        return [f.name for f in Tournament._meta.fields if f.name != "name"] + ["progress"]
+
+    def get_inlines(self, request, obj):
+        return self.inlines if obj is not None else []
+
+    def save_model(self, request, obj, form, change) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        data = form.cleaned_data
+        try:
+            tournament = services.tournament_create(
+                creator=request.user,
+                bots=list(data["bots"]),
+                **{name: data[name] for name in TournamentAddForm.Meta.fields},
+            )
+        except services.TournamentError as exc:
+            # Too late for a form error: the admin saves after validating.
+            messages.error(request, f"Not created: {exc}")
+            obj.pk = None
+            return
+        obj.pk = tournament.pk
+        obj.__dict__.update(
+            {f.attname: getattr(tournament, f.attname) for f in Tournament._meta.concrete_fields}
+        )
+
+    def save_related(self, request, form, formsets, change) -> None:
+        if change:
+            super().save_related(request, form, formsets, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        if obj.pk is None:
+            from django.http import HttpResponseRedirect
+
+            return HttpResponseRedirect(request.path)
+        return super().response_add(request, obj, post_url_continue)
+
+    @admin.display(description="Matches done")
+    def progress(self, tournament: Tournament) -> str:
+        percent = 100 * tournament.matches_done // max(tournament.matches_total, 1)
+        return format_html(
+            "{} / {} ({}%)", tournament.matches_done, tournament.matches_total, percent
+        )
+
+    @admin.action(description="Start the selected tournaments")
+    def start(self, request, queryset) -> None:
+        for tournament in queryset:
+            try:
+                services.tournament_start(tournament_id=tournament.pk)
+            except services.TournamentError as exc:
+                messages.warning(request, f"{tournament}: {exc}")
+            else:
+                messages.success(request, f"{tournament}: started")
+
+    @admin.action(description="Cancel the selected tournaments")
+    def cancel(self, request, queryset) -> None:
+        for tournament in queryset:
+            services.tournament_cancel(tournament_id=tournament.pk)
+        messages.success(request, f"Cancelled {queryset.count()} tournament(s).")
+
+
+@admin.register(TournamentMatch)
+class TournamentMatchAdmin(admin.ModelAdmin):
+    list_display = ["tournament", "index", "round", "table", "deck", "status", "attempts", "match"]
+    list_filter = ["status"]
+    search_fields = ["tournament__name"]
+    raw_id_fields = ["tournament", "match"]
+    readonly_fields = [f.name for f in TournamentMatch._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(Rating)
+class RatingAdmin(admin.ModelAdmin):
+    list_display = ["bot", "pool", "elo", "games", "losses", "draws", "updated_at"]
+    list_filter = ["pool"]
+    search_fields = ["bot__name"]
+    readonly_fields = [f.name for f in Rating._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(RatedMatch)
+class RatedMatchAdmin(admin.ModelAdmin):
+    list_display = ["pool", "sequence", "match", "loser_bot", "applied_at"]
+    list_filter = ["pool"]
+    readonly_fields = [f.name for f in RatedMatch._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(RatingChange)
+class RatingChangeAdmin(admin.ModelAdmin):
+    list_display = ["bot", "pool", "sequence", "match", "before", "after", "lost"]
+    list_filter = ["pool"]
+    search_fields = ["bot__name"]
+    readonly_fields = [f.name for f in RatingChange._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+class FitEntryInline(admin.TabularInline):
+    model = FitEntry
+    extra = 0
+    can_delete = False
+    readonly_fields = [
+        "rank", "bot", "rating", "low", "high", "los", "games", "losses", "provisional"
+    ]  # fmt: skip
+    fields = readonly_fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(RatingFit)
+class RatingFitAdmin(admin.ModelAdmin):
+    list_display = ["pool", "fitted_at", "matches", "bootstraps", "anchor", "seconds"]
+    list_filter = ["pool"]
+    inlines = [FitEntryInline]
+    readonly_fields = [f.name for f in RatingFit._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(LadderMatch)
+class LadderMatchAdmin(admin.ModelAdmin):
+    list_display = ["match", "pool", "created_at"]
+    list_filter = ["pool"]
+    raw_id_fields = ["match"]
+
+
+@admin.register(LadderPause)
+class LadderPauseAdmin(admin.ModelAdmin):
+    """Delete a pause to let the bot back on the ladder."""
+
+    list_display = ["bot", "reason", "paused_at"]
+    raw_id_fields = ["bot"]

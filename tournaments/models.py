@@ -16,6 +16,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from games.models import Match
 from tournaments.schedule import FORMATS
 
 
@@ -39,15 +40,11 @@ class Tournament(models.Model):
         DOUBLE_ROUND_ROBIN = FORMATS[1], "Double round-robin"
 
     name = models.CharField(max_length=100)
-    game = models.CharField(
-        max_length=20, choices=[("durak", "Durak"), ("volynshchik", "Volynshchik")]
-    )
+    game = models.CharField(max_length=20, choices=Match.Game.choices)
     players = models.PositiveSmallIntegerField(default=2, help_text="Players at each table.")
     deck_size = models.PositiveSmallIntegerField(default=36)
     match_format = models.CharField(
-        max_length=10,
-        default="deal",
-        choices=[("deal", "Single deal"), ("fool", "Series to ДУРАК (Durak only)")],
+        max_length=10, default=Match.Format.DEAL, choices=Match.Format.choices
     )
     format = models.CharField(max_length=20, choices=Format.choices, default=Format.ROUND_ROBIN)
     games_per_pairing = models.PositiveIntegerField(

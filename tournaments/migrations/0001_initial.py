@@ -6,224 +6,508 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('bots', '0001_initial'),
-        ('games', '0001_initial'),
+        ("bots", "0001_initial"),
+        ("games", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='LadderMatch',
+            name="LadderMatch",
             fields=[
-                ('match', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='ladder_entry', serialize=False, to='games.match')),
-                ('pool', models.CharField(max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "match",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="ladder_entry",
+                        serialize=False,
+                        to="games.match",
+                    ),
+                ),
+                ("pool", models.CharField(max_length=20)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='RatingPool',
+            name="RatingPool",
             fields=[
-                ('key', models.CharField(max_length=20, primary_key=True, serialize=False)),
-                ('matches_applied', models.PositiveIntegerField(default=0)),
+                ("key", models.CharField(max_length=20, primary_key=True, serialize=False)),
+                ("matches_applied", models.PositiveIntegerField(default=0)),
             ],
         ),
         migrations.CreateModel(
-            name='Entrant',
+            name="Entrant",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveSmallIntegerField()),
-                ('bot', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='entries', to='bots.bot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveSmallIntegerField()),
+                (
+                    "bot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="entries",
+                        to="bots.bot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['tournament', 'order'],
+                "ordering": ["tournament", "order"],
             },
         ),
         migrations.CreateModel(
-            name='LadderPause',
+            name="LadderPause",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.CharField(max_length=300)),
-                ('paused_at', models.DateTimeField(auto_now_add=True)),
-                ('bot', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='ladder_pause', to='bots.bot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("reason", models.CharField(max_length=300)),
+                ("paused_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "bot",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ladder_pause",
+                        to="bots.bot",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='RatingFit',
+            name="RatingFit",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pool', models.CharField(max_length=20)),
-                ('fitted_at', models.DateTimeField(auto_now_add=True)),
-                ('matches', models.PositiveIntegerField(help_text='Rated matches in the fit.')),
-                ('through_sequence', models.PositiveIntegerField(help_text='Last rated match included.')),
-                ('bootstraps', models.PositiveIntegerField()),
-                ('anchor_rating', models.FloatField()),
-                ('seconds', models.FloatField(default=0.0, help_text='Time the fit took.')),
-                ('anchor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='bots.bot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("pool", models.CharField(max_length=20)),
+                ("fitted_at", models.DateTimeField(auto_now_add=True)),
+                ("matches", models.PositiveIntegerField(help_text="Rated matches in the fit.")),
+                (
+                    "through_sequence",
+                    models.PositiveIntegerField(help_text="Last rated match included."),
+                ),
+                ("bootstraps", models.PositiveIntegerField()),
+                ("anchor_rating", models.FloatField()),
+                ("seconds", models.FloatField(default=0.0, help_text="Time the fit took.")),
+                (
+                    "anchor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="bots.bot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pool', '-fitted_at', '-id'],
+                "ordering": ["pool", "-fitted_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='FitEntry',
+            name="FitEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rank', models.PositiveIntegerField()),
-                ('rating', models.FloatField()),
-                ('low', models.FloatField()),
-                ('high', models.FloatField()),
-                ('los', models.FloatField(blank=True, help_text='Likelihood of superiority over the next bot.', null=True)),
-                ('games', models.PositiveIntegerField()),
-                ('losses', models.PositiveIntegerField()),
-                ('provisional', models.BooleanField()),
-                ('bot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='fit_entries', to='bots.bot')),
-                ('fit', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='tournaments.ratingfit')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("rank", models.PositiveIntegerField()),
+                ("rating", models.FloatField()),
+                ("low", models.FloatField()),
+                ("high", models.FloatField()),
+                (
+                    "los",
+                    models.FloatField(
+                        blank=True,
+                        help_text="Likelihood of superiority over the next bot.",
+                        null=True,
+                    ),
+                ),
+                ("games", models.PositiveIntegerField()),
+                ("losses", models.PositiveIntegerField()),
+                ("provisional", models.BooleanField()),
+                (
+                    "bot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="fit_entries",
+                        to="bots.bot",
+                    ),
+                ),
+                (
+                    "fit",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="entries",
+                        to="tournaments.ratingfit",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['fit', 'rank'],
+                "ordering": ["fit", "rank"],
             },
         ),
         migrations.CreateModel(
-            name='Tournament',
+            name="Tournament",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('game', models.CharField(choices=[('durak', 'Durak'), ('volynshchik', 'Volynshchik')], max_length=20)),
-                ('players', models.PositiveSmallIntegerField(default=2, help_text='Players at each table.')),
-                ('deck_size', models.PositiveSmallIntegerField(default=36)),
-                ('match_format', models.CharField(choices=[('deal', 'Single deal'), ('fool', 'Series to ДУРАК (Durak only)')], default='deal', max_length=10)),
-                ('format', models.CharField(choices=[('round_robin', 'Round-robin'), ('double_round_robin', 'Double round-robin')], default='round_robin', max_length=20)),
-                ('games_per_pairing', models.PositiveIntegerField(default=2, help_text='Matches per table of entrants and cycle; a multiple of players.')),
-                ('move_time_limit', models.FloatField(default=5.0, help_text='Seconds per move.')),
-                ('rated', models.BooleanField(default=True)),
-                ('duplicate', models.BooleanField(default=False, help_text='Deal each deck once per seat rotation of every table.')),
-                ('seed', models.CharField(help_text='Seeds the decks of duplicate tournaments.', max_length=64)),
-                ('status', models.CharField(choices=[('draft', 'Not started'), ('running', 'Running'), ('finished', 'Finished'), ('cancelled', 'Cancelled')], db_index=True, default='draft', max_length=10)),
-                ('rounds_total', models.PositiveIntegerField(default=0)),
-                ('current_round', models.PositiveIntegerField(default=0, help_text='The round being played (rounds before it are complete).')),
-                ('matches_total', models.PositiveIntegerField(default=0)),
-                ('matches_done', models.PositiveIntegerField(default=0, help_text='Matches finished, aborted or cancelled.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='tournaments', to=settings.AUTH_USER_MODEL)),
-                ('entrants', models.ManyToManyField(related_name='tournaments', through='tournaments.Entrant', to='bots.bot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "game",
+                    models.CharField(
+                        choices=[("durak", "Durak"), ("volynshchik", "Volynshchik")], max_length=20
+                    ),
+                ),
+                (
+                    "players",
+                    models.PositiveSmallIntegerField(default=2, help_text="Players at each table."),
+                ),
+                ("deck_size", models.PositiveSmallIntegerField(default=36)),
+                (
+                    "match_format",
+                    models.CharField(
+                        choices=[("deal", "Single deal"), ("fool", "Series to ДУРАК (Durak only)")],
+                        default="deal",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "format",
+                    models.CharField(
+                        choices=[
+                            ("round_robin", "Round-robin"),
+                            ("double_round_robin", "Double round-robin"),
+                        ],
+                        default="round_robin",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "games_per_pairing",
+                    models.PositiveIntegerField(
+                        default=2,
+                        help_text="Matches per table of entrants and cycle; a multiple of players.",
+                    ),
+                ),
+                ("move_time_limit", models.FloatField(default=5.0, help_text="Seconds per move.")),
+                ("rated", models.BooleanField(default=True)),
+                (
+                    "duplicate",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Deal each deck once per seat rotation of every table.",
+                    ),
+                ),
+                (
+                    "seed",
+                    models.CharField(
+                        help_text="Seeds the decks of duplicate tournaments.", max_length=64
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("draft", "Not started"),
+                            ("running", "Running"),
+                            ("finished", "Finished"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        db_index=True,
+                        default="draft",
+                        max_length=10,
+                    ),
+                ),
+                ("rounds_total", models.PositiveIntegerField(default=0)),
+                (
+                    "current_round",
+                    models.PositiveIntegerField(
+                        default=0,
+                        help_text="The round being played (rounds before it are complete).",
+                    ),
+                ),
+                ("matches_total", models.PositiveIntegerField(default=0)),
+                (
+                    "matches_done",
+                    models.PositiveIntegerField(
+                        default=0, help_text="Matches finished, aborted or cancelled."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="tournaments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "entrants",
+                    models.ManyToManyField(
+                        related_name="tournaments", through="tournaments.Entrant", to="bots.bot"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.AddField(
-            model_name='entrant',
-            name='tournament',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='tournaments.tournament'),
+            model_name="entrant",
+            name="tournament",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="entries",
+                to="tournaments.tournament",
+            ),
         ),
         migrations.CreateModel(
-            name='TournamentMatch',
+            name="TournamentMatch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('round', models.PositiveIntegerField()),
-                ('pairing', models.PositiveIntegerField()),
-                ('rotation', models.PositiveSmallIntegerField()),
-                ('deck', models.PositiveIntegerField(blank=True, null=True)),
-                ('table', models.JSONField(help_text='Bot ids, seat by seat.')),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('finished', 'Finished'), ('aborted', 'Aborted'), ('cancelled', 'Cancelled')], db_index=True, default='pending', max_length=10)),
-                ('attempts', models.PositiveSmallIntegerField(default=0, help_text='Times a task started playing it (a task that died counts).')),
-                ('last_error', models.CharField(blank=True, max_length=500)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('match', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='tournament_match', to='games.match')),
-                ('tournament', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='matches', to='tournaments.tournament')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("index", models.PositiveIntegerField()),
+                ("round", models.PositiveIntegerField()),
+                ("pairing", models.PositiveIntegerField()),
+                ("rotation", models.PositiveSmallIntegerField()),
+                ("deck", models.PositiveIntegerField(blank=True, null=True)),
+                ("table", models.JSONField(help_text="Bot ids, seat by seat.")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("finished", "Finished"),
+                            ("aborted", "Aborted"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        db_index=True,
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "attempts",
+                    models.PositiveSmallIntegerField(
+                        default=0,
+                        help_text="Times a task started playing it (a task that died counts).",
+                    ),
+                ),
+                ("last_error", models.CharField(blank=True, max_length=500)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "match",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="tournament_match",
+                        to="games.match",
+                    ),
+                ),
+                (
+                    "tournament",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="matches",
+                        to="tournaments.tournament",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['tournament', 'index'],
+                "ordering": ["tournament", "index"],
             },
         ),
         migrations.CreateModel(
-            name='RatedMatch',
+            name="RatedMatch",
             fields=[
-                ('match', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, primary_key=True, related_name='rating_entry', serialize=False, to='games.match')),
-                ('pool', models.CharField(max_length=20)),
-                ('sequence', models.PositiveIntegerField(help_text='Order of application within the pool.')),
-                ('applied_at', models.DateTimeField(auto_now_add=True)),
-                ('loser_bot', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='bots.bot')),
+                (
+                    "match",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        primary_key=True,
+                        related_name="rating_entry",
+                        serialize=False,
+                        to="games.match",
+                    ),
+                ),
+                ("pool", models.CharField(max_length=20)),
+                (
+                    "sequence",
+                    models.PositiveIntegerField(help_text="Order of application within the pool."),
+                ),
+                ("applied_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "loser_bot",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="bots.bot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pool', 'sequence'],
-                'constraints': [models.UniqueConstraint(fields=('pool', 'sequence'), name='one_rated_match_per_sequence')],
+                "ordering": ["pool", "sequence"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("pool", "sequence"), name="one_rated_match_per_sequence"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Rating',
+            name="Rating",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pool', models.CharField(db_index=True, max_length=20)),
-                ('elo', models.FloatField()),
-                ('games', models.PositiveIntegerField(default=0)),
-                ('losses', models.PositiveIntegerField(default=0)),
-                ('draws', models.PositiveIntegerField(default=0)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('bot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ratings', to='bots.bot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("pool", models.CharField(db_index=True, max_length=20)),
+                ("elo", models.FloatField()),
+                ("games", models.PositiveIntegerField(default=0)),
+                ("losses", models.PositiveIntegerField(default=0)),
+                ("draws", models.PositiveIntegerField(default=0)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "bot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ratings",
+                        to="bots.bot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pool', '-elo'],
-                'constraints': [models.UniqueConstraint(fields=('pool', 'bot'), name='one_rating_per_pool_and_bot')],
+                "ordering": ["pool", "-elo"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("pool", "bot"), name="one_rating_per_pool_and_bot"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='RatingChange',
+            name="RatingChange",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pool', models.CharField(max_length=20)),
-                ('sequence', models.PositiveIntegerField()),
-                ('seat', models.PositiveSmallIntegerField()),
-                ('before', models.FloatField()),
-                ('after', models.FloatField()),
-                ('lost', models.BooleanField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('bot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rating_changes', to='bots.bot')),
-                ('match', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='rating_changes', to='games.match')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("pool", models.CharField(max_length=20)),
+                ("sequence", models.PositiveIntegerField()),
+                ("seat", models.PositiveSmallIntegerField()),
+                ("before", models.FloatField()),
+                ("after", models.FloatField()),
+                ("lost", models.BooleanField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "bot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="rating_changes",
+                        to="bots.bot",
+                    ),
+                ),
+                (
+                    "match",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="rating_changes",
+                        to="games.match",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pool', 'sequence', 'seat'],
-                'indexes': [models.Index(fields=['bot', 'pool', 'sequence'], name='tournaments_bot_id_533fce_idx')],
-                'constraints': [models.UniqueConstraint(fields=('match', 'bot'), name='one_rating_change_per_match_and_bot')],
+                "ordering": ["pool", "sequence", "seat"],
+                "indexes": [
+                    models.Index(
+                        fields=["bot", "pool", "sequence"], name="tournaments_bot_id_533fce_idx"
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("match", "bot"), name="one_rating_change_per_match_and_bot"
+                    )
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='ratingfit',
-            index=models.Index(fields=['pool', '-fitted_at'], name='tournaments_pool_003ccb_idx'),
+            model_name="ratingfit",
+            index=models.Index(fields=["pool", "-fitted_at"], name="tournaments_pool_003ccb_idx"),
         ),
         migrations.AddConstraint(
-            model_name='fitentry',
-            constraint=models.UniqueConstraint(fields=('fit', 'bot'), name='one_fit_entry_per_bot'),
+            model_name="fitentry",
+            constraint=models.UniqueConstraint(fields=("fit", "bot"), name="one_fit_entry_per_bot"),
         ),
         migrations.AddConstraint(
-            model_name='tournament',
-            constraint=models.CheckConstraint(condition=models.Q(('matches_done__lte', models.F('matches_total'))), name='tournament_done_within_total'),
+            model_name="tournament",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("matches_done__lte", models.F("matches_total"))),
+                name="tournament_done_within_total",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='entrant',
-            constraint=models.UniqueConstraint(fields=('tournament', 'bot'), name='one_entry_per_bot'),
+            model_name="entrant",
+            constraint=models.UniqueConstraint(
+                fields=("tournament", "bot"), name="one_entry_per_bot"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='entrant',
-            constraint=models.UniqueConstraint(fields=('tournament', 'order'), name='one_entry_per_order'),
+            model_name="entrant",
+            constraint=models.UniqueConstraint(
+                fields=("tournament", "order"), name="one_entry_per_order"
+            ),
         ),
         migrations.AddIndex(
-            model_name='tournamentmatch',
-            index=models.Index(fields=['tournament', 'round', 'status'], name='tournaments_tournam_e866b7_idx'),
+            model_name="tournamentmatch",
+            index=models.Index(
+                fields=["tournament", "round", "status"], name="tournaments_tournam_e866b7_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='tournamentmatch',
-            constraint=models.UniqueConstraint(fields=('tournament', 'index'), name='one_tournament_match_per_index'),
+            model_name="tournamentmatch",
+            constraint=models.UniqueConstraint(
+                fields=("tournament", "index"), name="one_tournament_match_per_index"
+            ),
         ),
     ]

@@ -12,10 +12,14 @@ POOLS = ("durak-2p", "durak-3p", "durak-4p", "volynshchik")
 SCHEDULES = {
     "tournaments: ladder tick": ("tournaments.tasks.ladder_tick", 30, False),
     "tournaments: resend abandoned tournament matches": (
-        "tournaments.tasks.tournaments_watchdog", 60, True,
+        "tournaments.tasks.tournaments_watchdog",
+        60,
+        True,
     ),
     "tournaments: apply ratings of matches not applied yet": (
-        "tournaments.tasks.apply_pending_ratings", 300, True,
+        "tournaments.tasks.apply_pending_ratings",
+        300,
+        True,
     ),
     "tournaments: refit the ladder's ratings": ("tournaments.tasks.refit_all_pools", 600, True),
 }

@@ -1,0 +1,31 @@
+"""Routes of the tournaments and ratings API, included under /api/v1/."""
+
+from django.urls import path
+
+from tournaments import views
+
+urlpatterns = [
+    path("tournaments/", views.TournamentListView.as_view(), name="tournament-list"),
+    path("tournaments/<int:pk>/", views.TournamentDetailView.as_view(), name="tournament-detail"),
+    path(
+        "tournaments/<int:pk>/start/", views.TournamentStartView.as_view(), name="tournament-start"
+    ),
+    path(
+        "tournaments/<int:pk>/cancel/",
+        views.TournamentCancelView.as_view(),
+        name="tournament-cancel",
+    ),
+    path(
+        "tournaments/<int:pk>/standings/",
+        views.TournamentStandingsView.as_view(),
+        name="tournament-standings",
+    ),
+    path("ratings/<str:pool>/", views.LeaderboardView.as_view(), name="leaderboard"),
+    path("ratings/bots/<str:name>/", views.RatingHistoryView.as_view(), name="rating-history"),
+]
+
+# Web pages, included at the site's root.
+pages = [
+    path("tournaments/<int:pk>/", views.tournament_page, name="tournament-page"),
+    path("leaderboard/<str:pool>/", views.leaderboard_page, name="leaderboard-page"),
+]
