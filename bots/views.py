@@ -51,15 +51,27 @@ class BotFilter(django_filters.FilterSet):
     )
     enabled = django_filters.BooleanFilter()
     healthy = django_filters.BooleanFilter()
+    account = django_filters.ChoiceFilter(
+        choices=[("me", "me")],
+        method="filter_account",
+        help_text="`me`: the client bot whose API token made the request (how a client "
+        "bot learns its name).",
+    )
 
     class Meta:
         model = Bot
-        fields = ["owner", "kind", "game", "enabled", "healthy"]
+        fields = ["owner", "kind", "game", "enabled", "healthy", "account"]
 
     def filter_game(self, queryset, name: str, value: str):
         # JSON containment is not available on SQLite; a game name quoted in the stored
         # JSON list is unambiguous, since no game's name is part of another's.
         return queryset.filter(games__icontains=f'"{value}"')
+
+    def filter_account(self, queryset, name: str, value: str):
+        user = self.request.user if self.request is not None else None
+        if user is None or not user.is_authenticated:
+            return queryset.none()
+        return queryset.filter(account_id=user.pk)
 
 
 def _invalid(exc: DjangoValidationError) -> ValidationError:

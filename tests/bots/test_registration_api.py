@@ -269,6 +269,20 @@ def test_list_filters_by_owner_kind_and_game(api_client, user, user_api_client):
     assert "volonly" not in names("game=durak")
 
 
+def test_client_bot_learns_its_name_from_its_token(api_client, user_api_client):
+    token = register(user_api_client, name="whoami").json()["token"]
+    register(user_api_client, name="other")
+    as_bot = APIClient()
+    as_bot.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+
+    mine = as_bot.get("/api/v1/bots/?account=me").json()["results"]
+    owners = user_api_client.get("/api/v1/bots/?account=me").json()["results"]
+    anonymous = api_client.get("/api/v1/bots/?account=me").json()["results"]
+
+    assert [bot["name"] for bot in mine] == ["whoami"]
+    assert owners == [] and anonymous == []
+
+
 def test_unknown_bot_answers_404(api_client):
     response = api_client.get("/api/v1/bots/nobody/")
 
