@@ -73,19 +73,22 @@ class Bot(models.Model):
 
 
 class BotTurnLease(models.Model):
-    """Which move of a match a bot is being asked for over HTTP, and until when.
+    """Which worker is playing a match's bot turns, and until when.
 
-    One row per match. The bot-turn driver claims the move before it calls the bot, so
-    that two workers woken for the same turn do not both call it (the bot would see the
-    position twice, and a fault in the second call could forfeit a move the first call
-    got right). A claim lapses at ``expires_at``, so a worker that died mid-call does
-    not hold the turn for ever.
+    One row per match. The bot-turn driver claims the match before it asks a bot for a
+    move and keeps it, renewing the claim at every move, until it stops; then it lets go.
+    Another driver started meanwhile (``games.tasks.match_turn_started`` runs after every
+    move) finds the match claimed and stops at once, so no bot is asked twice for one
+    move (a fault in a second call could forfeit a move the first call got right) and
+    no move is computed twice. A claim lapses at ``expires_at``, so a worker that died
+    mid-move does not hold the match for ever.
     """
 
     match = models.OneToOneField(
         "games.Match", on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
-    ply = models.PositiveIntegerField()
+    holder = models.CharField(max_length=32, help_text="The driver's random id.")
+    ply = models.PositiveIntegerField(help_text="The move being played when last claimed.")
     expires_at = models.DateTimeField()
 
     def __str__(self) -> str:

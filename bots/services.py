@@ -349,8 +349,9 @@ def _caller() -> BotCaller:
 
 # -- the bot-turn driver ----------------------------------------------------------------
 
-# Seconds a claim on a bot's turn outlasts the time the bot may take: enough to record
-# the move or the forfeit after the call. A built-in bot decides in well under a second.
+# Seconds a claim on a match outlasts the time its bot to move may take: enough to
+# record the move or the forfeit after the call. A built-in bot decides in well under a
+# second.
 LEASE_GRACE = 10.0
 BUILTIN_LEASE = 30.0
 # Below this many seconds before the match's deadline an HTTP bot is not called: the
@@ -400,25 +401,30 @@ def bot_turns_play(*, match_id: int, max_moves: int | None = None) -> int:
     the match for its seat with the fault as the reason and counts against the bot's
     health, and a good move clears the bot's failures.
 
-    Each turn is claimed (``BotTurnLease``) before the bot is asked, so two workers woken
-    for one match do not both ask; the one that finds the turn claimed or already played
-    stops quietly. Call it outside any transaction: it waits on bots over HTTP, and each
-    move is its own transaction.
+    The match is claimed (``BotTurnLease``) before the first bot is asked and kept until
+    this call stops. A call that finds the match claimed by another one still playing,
+    or its turn already played, stops at once and returns 0: so return does not always
+    mean that no bot is to move, but that another call is playing those moves.
+
+    Call it outside any transaction: it waits on bots over HTTP, and each move is its own
+    transaction.
     """
     playing = _PLAYING.get()
     if match_id in playing:
         return 0
     token = _PLAYING.set(playing | {match_id})
+    holder = secrets.token_hex(16)
     played = 0
     try:
-        while (max_moves is None or played < max_moves) and _bot_turn_play(match_id):
+        while (max_moves is None or played < max_moves) and _bot_turn_play(match_id, holder):
             played += 1
     finally:
         _PLAYING.reset(token)
+        _lease_release(match_id, holder)
     return played
 
 
-def _bot_turn_play(match_id: int) -> bool:
+def _bot_turn_play(match_id: int, holder: str) -> bool:
     """Play one bot move of the match; return whether a move was made."""
     from games import errors as match_errors
     from games.services import match_move_submit
@@ -427,7 +433,7 @@ def _bot_turn_play(match_id: int) -> bool:
     if turn is None:
         return False
     if turn.bot.kind == Bot.Kind.BUILTIN:
-        if not _turn_claim(turn, hold_for=BUILTIN_LEASE):
+        if not _lease_claim(turn, holder, hold_for=BUILTIN_LEASE):
             return False
         move = _builtin_choose(turn)
     else:
@@ -436,7 +442,7 @@ def _bot_turn_play(match_id: int) -> bool:
             # Too late to ask: the match's deadline check forfeits the seat on time.
             _deadline_enforce(turn)
             return False
-        if not _turn_claim(turn, hold_for=time_limit + LEASE_GRACE):
+        if not _lease_claim(turn, holder, hold_for=time_limit + LEASE_GRACE):
             return False
         answer = _http_bot_ask(turn, time_limit)
         if not answer.ok:
@@ -529,15 +535,16 @@ def _http_bot_ask(turn: _BotTurn, time_limit: float) -> BotAnswer:
     return _caller().request_move(turn.bot.url, turn.bot.secret, payload, time_limit)
 
 
-def _turn_claim(turn: _BotTurn, *, hold_for: float) -> bool:
-    """Claim the turn for this worker; return False when another worker holds it."""
+def _lease_claim(turn: _BotTurn, holder: str, *, hold_for: float) -> bool:
+    """Claim (or keep) the match for ``holder`` for ``hold_for`` seconds; return False
+    when another driver holds it."""
     now = timezone.now()
     expires_at = now + timedelta(seconds=hold_for)
     with transaction.atomic():
         taken = (
             BotTurnLease.objects.filter(match_id=turn.match_id)
-            .filter(Q(ply__lt=turn.ply) | Q(ply=turn.ply, expires_at__lte=now))
-            .update(ply=turn.ply, expires_at=expires_at)
+            .filter(Q(holder=holder) | Q(expires_at__lte=now))
+            .update(holder=holder, ply=turn.ply, expires_at=expires_at)
         )
         if taken:
             return True
@@ -546,11 +553,17 @@ def _turn_claim(turn: _BotTurn, *, hold_for: float) -> bool:
         try:
             with transaction.atomic():
                 BotTurnLease.objects.create(
-                    match_id=turn.match_id, ply=turn.ply, expires_at=expires_at
+                    match_id=turn.match_id, holder=holder, ply=turn.ply, expires_at=expires_at
                 )
         except IntegrityError:
             return False
     return True
+
+
+def _lease_release(match_id: int, holder: str) -> None:
+    """Let go of the match, if ``holder`` holds it, so the next driver need not wait."""
+    with transaction.atomic():
+        BotTurnLease.objects.filter(match_id=match_id, holder=holder).delete()
 
 
 def _deadline_enforce(turn: _BotTurn) -> None:
