@@ -1,6 +1,7 @@
 """Admin of the bots app. A bot's secret is never shown; rotate it through the API."""
 
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -24,6 +25,8 @@ class BotAdmin(admin.ModelAdmin):
         "created_at",
     ]
     raw_id_fields = ["owner"]
+    # A URL typed without a scheme means https (Django 6's default; 5.2 warns otherwise).
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     actions = ["enable", "disable", "ping"]
 
     @admin.action(description="Enable the selected bots")
