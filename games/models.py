@@ -54,6 +54,9 @@ class Match(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
     turn_started_at = models.DateTimeField(null=True, blank=True)
+    # turn_started_at + move_time_limit, kept as a column so that the sweep for overdue
+    # matches is one indexed query on any database.
+    deadline_at = models.DateTimeField(null=True, blank=True, db_index=True)
 
     ply = models.PositiveIntegerField(default=0, help_text="Moves in the log.")
     to_move = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -62,6 +65,10 @@ class Match(models.Model):
     end_reason = models.CharField(max_length=20, blank=True)
     forfeit_seat = models.PositiveSmallIntegerField(null=True, blank=True)
     forfeit_reason = models.CharField(max_length=500, blank=True)
+
+    # Seats whose moves the arena itself makes (HTTP and built-in bots), as a bitmask, set
+    # when the match starts: a move hands the turn to the bot driver only for these.
+    arena_seats = models.PositiveSmallIntegerField(default=0)
 
     snapshot = models.JSONField(null=True, blank=True, editable=False)
     snapshot_ply = models.PositiveIntegerField(null=True, blank=True, editable=False)
@@ -126,6 +133,12 @@ class Move(models.Model):
         ordering = ["match", "ply"]
         constraints = [
             models.UniqueConstraint(fields=["match", "ply"], name="one_move_per_ply"),
+            # An Idempotency-Key names one move of a match: reusing it for another is refused.
+            models.UniqueConstraint(
+                fields=["match", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="one_move_per_idempotency_key",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,5 +1,571 @@
-"""Actions on games and matches.
+"""Actions on matches.
 
 Each action is a function named ``<entity>_<action>`` with keyword-only, typed
-arguments, and runs as one transaction. None exist yet.
+arguments, and runs as one transaction. A match is its options, its deck commitment and
+an append-only log of moves; these functions are the only code that writes them.
+
+Every action that changes a match locks its row first (``SELECT ... FOR UPDATE`` on
+PostgreSQL; on SQLite the settings open every transaction with ``BEGIN IMMEDIATE``,
+which takes the database's write lock), so two requests never act on one match at once.
+After a commit that changes whose turn it is, ``games.tasks.match_turn_started`` is sent
+for the new ply: it schedules the deadline check and lets bots move.
 """
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from games.engine import IllegalMove, InvalidMove, load_game
+from games.engine.cards import check_deck
+from games.errors import (
+    AlreadySeated,
+    IdempotencyKeyReused,
+    IllegalMoveError,
+    InvalidMatchRequest,
+    MatchNotActive,
+    MatchNotWaiting,
+    NotMatchCreator,
+    NotYourTurn,
+    SeatTaken,
+    StalePly,
+)
+from games.fairness import decks_commitment, new_seed, seed_commitment
+from games.models import Match, Move, Seat
+from games.rows import match_row, match_update, move_insert
+from games.selectors import match_initial_state, match_state, state_end_reason
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MOVE_TIME_LIMIT = 60.0
+MAX_MOVE_TIME_LIMIT = 24 * 3600.0
+# How long after a deadline a move is still accepted and the deadline check waits, so that
+# a move sent just in time is not lost to network and queueing delays.
+DEADLINE_GRACE = 1.0
+# Bots of these kinds are played by the arena itself; client bots call the API.
+ARENA_PLAYED_BOT_KINDS = ("http", "builtin")
+
+Holder = dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class MoveOutcome:
+    """The answer to a move: the logged move and the match after it.
+
+    ``replayed`` is true when the request repeated an earlier one (same Idempotency-Key,
+    ply and move) and nothing was written. ``ended_match`` is true when this move ended the
+    match; it depends only on the log, so a repeated request gets the same value.
+    """
+
+    move: Move
+    match: Match
+    replayed: bool
+    ended_match: bool
+
+
+# --- Creating and joining ---------------------------------------------------------------
+
+
+def match_create(
+    *,
+    creator,
+    game: str,
+    players: int,
+    seats: list[Holder],
+    deck_size: int | None = None,
+    format: str = Match.Format.DEAL,
+    move_time_limit: float = DEFAULT_MOVE_TIME_LIMIT,
+    rated: bool = False,
+    decks: list[list[str]] | None = None,
+    dealer: int = 0,
+) -> Match:
+    """Create a match; start it at once if every seat is held.
+
+    ``seats`` has one entry per seat: ``{"user": user}``, ``{"bot": bot}``, or None for a
+    seat left open for ``match_join``. ``decks`` (unrated single deals only) replaces the
+    secret seed with a deck the creator chose, top card first, given as a one-deck list.
+    Raise InvalidMatchRequest for options, seats or decks that do not make a match.
+    """
+    try:
+        options = {"players": players} | ({"deck_size": deck_size} if deck_size else {})
+        engine_game = load_game(game, **options)
+    except (ValueError, TypeError) as exc:
+        raise InvalidMatchRequest(str(exc)) from None
+    if format not in Match.Format.values:
+        raise InvalidMatchRequest(f"unknown format {format!r}; formats are deal and fool")
+    if format == Match.Format.FOOL and game != Match.Game.DURAK:
+        raise InvalidMatchRequest("only Durak is played as a fool series")
+    if len(seats) != players:
+        raise InvalidMatchRequest(f"give one entry per seat: {players} seats, {len(seats)} given")
+    if not isinstance(dealer, int) or not 0 <= dealer < players:
+        raise InvalidMatchRequest(f"the dealer must be a seat from 0 to {players - 1}")
+    if not 0 < move_time_limit <= MAX_MOVE_TIME_LIMIT:
+        raise InvalidMatchRequest(
+            f"the move time limit must be above 0 and at most {MAX_MOVE_TIME_LIMIT:g} seconds"
+        )
+    if decks is not None:
+        decks = _checked_decks(decks, rated=rated, format=format, deck_size=engine_game.deck_size)
+    for holder in seats:
+        if holder is not None:
+            _check_holder(holder, game)
+    if rated:
+        held = [_holder_key(h) for h in seats if h is not None]
+        if len(held) != len(set(held)):
+            raise InvalidMatchRequest("a rated match needs a different player in every seat")
+
+    with transaction.atomic():
+        match = Match.objects.create(
+            game=game,
+            players=players,
+            deck_size=engine_game.deck_size,
+            format=format,
+            rated=rated,
+            dealer=dealer,
+            move_time_limit=move_time_limit,
+            created_by=creator,
+            decks=decks,
+        )
+        Seat.objects.bulk_create(
+            Seat(
+                match=match,
+                index=index,
+                user=(holder or {}).get("user"),
+                bot=(holder or {}).get("bot"),
+            )
+            for index, holder in enumerate(seats)
+        )
+        if all(holder is not None for holder in seats):
+            match_start(match=match)
+    return match
+
+
+def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) -> Seat:
+    """Seat ``user`` (or ``bot``, which the user owns) at an open seat; start a full match.
+
+    Without ``seat_index`` the lowest open seat is taken. Raise MatchNotWaiting once the
+    match has started, SeatTaken when the seat (or every seat) is held, AlreadySeated when
+    the holder already plays in this rated match.
+    """
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.status != Match.Status.WAITING:
+            raise MatchNotWaiting()
+        if bot is not None:
+            if bot.owner_id != user.pk and bot.account_id != user.pk:
+                raise InvalidMatchRequest(f"you can seat only your own bots, not {bot.name}")
+            holder: dict[str, Any] = {"bot": bot}
+        else:
+            holder = {"user": user}
+        _check_holder(holder, match.game)
+        seats = list(Seat.objects.filter(match=match).order_by("index"))
+        if match.rated and _holder_key(holder) in {
+            _holder_key({"user": s.user_id} if s.user_id else {"bot": s.bot_id})
+            for s in seats
+            if s.user_id or s.bot_id
+        }:
+            raise AlreadySeated()
+        open_seats = [s for s in seats if s.user_id is None and s.bot_id is None]
+        if seat_index is None:
+            if not open_seats:
+                raise SeatTaken("Every seat of this match is held.")
+            seat = open_seats[0]
+        else:
+            if not 0 <= seat_index < match.players:
+                raise InvalidMatchRequest(
+                    f"seat {seat_index} is not in this match (seats 0 to {match.players - 1})"
+                )
+            seat = seats[seat_index]
+            if seat not in open_seats:
+                raise SeatTaken()
+        seat.user = holder.get("user")
+        seat.bot = holder.get("bot")
+        seat.save(update_fields=["user", "bot"])
+        if len(open_seats) == 1:
+            match_start(match=match)
+    return seat
+
+
+def match_start(*, match: Match, now: datetime | None = None) -> Match:
+    """Deal the first cards of a match whose every seat is held, and open its first turn.
+
+    Should be called inside a transaction holding the match row's lock (or on a match
+    this transaction created). Draw the secret seed (unless the creator gave decks),
+    publish its commitment, store the snapshot at ply 0 and start the clock.
+    """
+    now = now or timezone.now()
+    if match.decks is None:
+        match.seed = new_seed()
+        match.seed_commitment = seed_commitment(match.seed)
+    else:
+        match.seed_commitment = decks_commitment(match.decks)
+    state = match_initial_state(match)
+    match.status = Match.Status.ACTIVE
+    match.started_at = now
+    match.ply = 0
+    match.to_move = state.to_move
+    match.snapshot = state.to_json()
+    match.snapshot_ply = 0
+    match.arena_seats = sum(
+        1 << index
+        for index in Seat.objects.filter(
+            match=match, bot__kind__in=ARENA_PLAYED_BOT_KINDS
+        ).values_list("index", flat=True)
+    )
+    _open_turn(match, now)
+    match.save(
+        update_fields=[
+            "seed", "seed_commitment", "status", "started_at", "ply", "to_move", "snapshot",
+            "snapshot_ply", "arena_seats", "turn_started_at", "deadline_at",
+        ]
+    )  # fmt: skip
+    match_id, first_deadline = match.pk, match.move_time_limit + DEADLINE_GRACE
+    transaction.on_commit(lambda: _send_deadline_watch(match_id, first_deadline))
+    _on_commit_turn_started(match)
+    return match
+
+
+def match_cancel(*, match_id: int, user) -> Match:
+    """Abort a match that is still waiting for players; only its creator may."""
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.created_by_id != user.pk:
+            raise NotMatchCreator()
+        if match.status != Match.Status.WAITING:
+            raise MatchNotWaiting()
+        match.status = Match.Status.ABORTED
+        match.finished_at = timezone.now()
+        match.end_reason = "cancelled"
+        match.save(update_fields=["status", "finished_at", "end_reason"])
+    return match
+
+
+# --- Playing ----------------------------------------------------------------------------
+
+
+def match_move_submit(
+    *,
+    match_id: int,
+    seat: int,
+    ply: int,
+    move: dict,
+    idempotency_key: str = "",
+    now: datetime | None = None,
+) -> MoveOutcome:
+    """Play ``move`` for ``seat`` as the answer to ``ply``, and append it to the log.
+
+    The caller has checked that the requester holds ``seat``. A request that repeats an
+    earlier one (same non-empty ``idempotency_key``, ply, seat and move) returns that
+    move's outcome and writes nothing. Raise MatchNotActive, NotYourTurn, StalePly (each
+    with the current ply), IllegalMoveError naming the broken rule, or
+    IdempotencyKeyReused. A move later than the deadline (plus a grace) forfeits the
+    match instead, and raises MatchNotActive.
+
+    Cost: one locked SELECT of the match, one INSERT, one UPDATE; the state comes from
+    the snapshot, so it does not depend on the length of the log.
+    """
+    try:
+        with transaction.atomic():
+            match = match_row(match_id, for_update=True)
+            if match is None:
+                raise Match.DoesNotExist(f"No match {match_id}.")
+            now = now or timezone.now()
+            if idempotency_key and ply < match.ply:
+                earlier = _repeated_move(match, seat, ply, move, idempotency_key)
+                if earlier is not None:
+                    return earlier
+            if match.status != Match.Status.ACTIVE:
+                raise MatchNotActive(match.status, match.ply)
+            if seat != match.to_move:
+                raise NotYourTurn(match.ply, match.to_move)
+            if ply != match.ply:
+                raise StalePly(match.ply, match.to_move)
+            late = match.deadline_at and now > match.deadline_at + timedelta(seconds=DEADLINE_GRACE)
+            if not late:
+                return _play(match, seat, move, idempotency_key, now)
+            # The forfeit is committed when this block ends; the error is raised after.
+            _forfeit(match, seat, "timeout", _timeout_detail(match, seat), now)
+    except IntegrityError:
+        # Only reached if two writers got past the row lock (it cannot happen with the
+        # lock, but the unique constraints are the last guard): answer like the loser of
+        # the race would have been answered with the lock.
+        return _after_duplicate(match_id, seat, ply, move, idempotency_key)
+    raise MatchNotActive(
+        Match.Status.FINISHED,
+        match.ply,
+        "The move came after the deadline: the seat lost the match on time.",
+    )
+
+
+def _play(match: Match, seat: int, move: dict, idempotency_key: str, now: datetime) -> MoveOutcome:
+    """Play the move on the locked match: one INSERT and one UPDATE."""
+    state = match_state(match)
+    try:
+        state = state.play(move)
+    except InvalidMove as exc:
+        raise IllegalMoveError(str(exc), unreadable=True) from None
+    except IllegalMove as exc:
+        raise IllegalMoveError(str(exc)) from None
+    ply = match.ply
+    logged = Move(
+        match=match,
+        ply=ply,
+        seat=seat,
+        move=move,
+        received_at=now,
+        time_taken=max(0.0, (now - match.turn_started_at).total_seconds())
+        if match.turn_started_at
+        else 0.0,
+        idempotency_key=idempotency_key,
+    )
+    move_insert(logged)
+    match.ply = ply + 1
+    match.snapshot = state.to_json()
+    match.snapshot_ply = match.ply
+    fields = ["ply", "snapshot", "snapshot_ply", "to_move", "turn_started_at", "deadline_at"]
+    if state.is_over:
+        match.to_move = None
+        match.turn_started_at = None
+        match.deadline_at = None
+        match.status = Match.Status.FINISHED
+        match.result = state.result
+        match.loser = state.result["loser"]
+        match.end_reason = state_end_reason(state) or ""
+        match.finished_at = now
+        match.seed_revealed = True
+        fields += ["status", "result", "loser", "end_reason", "finished_at", "seed_revealed"]
+    else:
+        match.to_move = state.to_move
+        _open_turn(match, now)
+    match_update(match, fields)
+    if not state.is_over:
+        _on_commit_turn_started(match)
+    return MoveOutcome(move=logged, match=match, replayed=False, ended_match=state.is_over)
+
+
+def _repeated_move(
+    match: Match, seat: int, ply: int, move: dict, idempotency_key: str
+) -> MoveOutcome | None:
+    """Return the outcome of the earlier identical request, or None if there was none.
+
+    Raise IdempotencyKeyReused when the move at ``ply`` carries this key but differs.
+    """
+    earlier = Move.objects.filter(match=match, ply=ply).first()
+    if earlier is None or earlier.idempotency_key != idempotency_key:
+        return None
+    if earlier.seat != seat or not same_move(earlier.move, move):
+        raise IdempotencyKeyReused()
+    return MoveOutcome(
+        move=earlier, match=match, replayed=True, ended_match=_ended_match(match, earlier)
+    )
+
+
+def _after_duplicate(
+    match_id: int, seat: int, ply: int, move: dict, idempotency_key: str
+) -> MoveOutcome:
+    match = Match.objects.get(pk=match_id)
+    if idempotency_key:
+        earlier = _repeated_move(match, seat, ply, move, idempotency_key)
+        if earlier is not None:
+            return earlier
+        if Move.objects.filter(match=match, idempotency_key=idempotency_key).exists():
+            raise IdempotencyKeyReused()
+    raise StalePly(match.ply, match.to_move)
+
+
+def _ended_match(match: Match, move: Move) -> bool:
+    return (
+        match.status == Match.Status.FINISHED
+        and match.ply == move.ply + 1
+        and match.forfeit_seat is None
+    )
+
+
+def same_move(a: Any, b: Any) -> bool:
+    """Return whether two moves are the same move: a set of cards is the same in any order."""
+    return _canonical(a) == _canonical(b)
+
+
+def _canonical(move: Any) -> Any:
+    if not isinstance(move, dict):
+        return move
+    canonical = dict(move)
+    for key in ("cards", "covers"):
+        if isinstance(canonical.get(key), list):
+            canonical[key] = sorted(canonical[key], key=repr)
+    return canonical
+
+
+# --- Ending early -----------------------------------------------------------------------
+
+
+def match_forfeit(
+    *,
+    match_id: int,
+    seat: int,
+    code: str,
+    detail: str,
+    expected_ply: int | None = None,
+    now: datetime | None = None,
+) -> Match:
+    """End an active match with ``seat`` as its loser (a fool series is lost too).
+
+    ``code`` becomes ``end_reason`` ("timeout", "forfeit", "resign", ...) and ``detail``
+    the ``forfeit_reason``. Idempotent: do nothing if the match is not active or, when
+    ``expected_ply`` is given, if it has moved past that ply.
+    """
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.status != Match.Status.ACTIVE:
+            return match
+        if expected_ply is not None and match.ply != expected_ply:
+            return match
+        if not 0 <= seat < match.players:
+            raise InvalidMatchRequest(f"seat {seat} is not in this match")
+        _forfeit(match, seat, code, detail, now or timezone.now())
+    return match
+
+
+def match_deadline_enforce(
+    *, match_id: int, ply: int | None = None, now: datetime | None = None
+) -> bool:
+    """Forfeit the match on time if its seat to move let the deadline pass.
+
+    With ``ply``, only if the match is still at that ply. Return whether it was forfeited.
+    Idempotent: a match that moved on, ended, or is within its time does not change.
+    """
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        now = now or timezone.now()
+        if match.status != Match.Status.ACTIVE or match.deadline_at is None:
+            return False
+        if ply is not None and match.ply != ply:
+            return False
+        if now < match.deadline_at:
+            return False
+        _forfeit(match, match.to_move, "timeout", _timeout_detail(match, match.to_move), now)
+    return True
+
+
+def matches_overdue_forfeit(*, now: datetime | None = None) -> list[int]:
+    """Forfeit on time every active match whose deadline passed; return their ids.
+
+    Each match is forfeited in a transaction of its own.
+    """
+    from games.selectors import overdue_match_ids
+
+    now = now or timezone.now()
+    return [
+        match_id
+        for match_id in overdue_match_ids(now=now)
+        if match_deadline_enforce(match_id=match_id, now=now)
+    ]
+
+
+def _forfeit(match: Match, seat: int, code: str, detail: str, now: datetime) -> None:
+    """End the locked, active ``match`` with ``seat`` as its loser."""
+    public = match_state(match).view(None)
+    if match.format == Match.Format.FOOL:
+        result = {
+            "loser": seat,
+            "letters": public["series"]["letters"],
+            "deals": public["series"]["deals"],
+        }
+    else:
+        result = {"loser": seat, "out_order": public["out_order"]}
+    match.status = Match.Status.FINISHED
+    match.result = result
+    match.loser = seat
+    match.end_reason = code
+    match.forfeit_seat = seat
+    match.forfeit_reason = detail[:500]
+    match.finished_at = now
+    match.seed_revealed = True
+    match.to_move = None
+    match.turn_started_at = None
+    match.deadline_at = None
+    match.save(
+        update_fields=[
+            "status", "result", "loser", "end_reason", "forfeit_seat", "forfeit_reason",
+            "finished_at", "seed_revealed", "to_move", "turn_started_at", "deadline_at",
+            "snapshot", "snapshot_ply",
+        ]
+    )  # fmt: skip
+
+
+def _timeout_detail(match: Match, seat: int) -> str:
+    return f"seat {seat} did not move within the time limit of {match.move_time_limit:g} s"
+
+
+# --- Helpers ----------------------------------------------------------------------------
+
+
+def _open_turn(match: Match, now: datetime) -> None:
+    match.turn_started_at = now
+    match.deadline_at = now + timedelta(seconds=match.move_time_limit)
+
+
+def _on_commit_turn_started(match: Match) -> None:
+    """After commit, hand the turn to the bot driver if the arena plays the seat to move.
+
+    A seat held by a person or a client bot needs nothing: its player reads the match
+    (or long-polls) and the deadline watch enforces the clock.
+    """
+    if match.to_move is None or not match.arena_seats >> match.to_move & 1:
+        return
+    match_id, ply = match.pk, match.ply
+    transaction.on_commit(lambda: _send_turn_started(match_id, ply))
+
+
+def _send_turn_started(match_id: int, ply: int) -> None:
+    from games.tasks import match_turn_started
+
+    try:
+        match_turn_started.delay(match_id, ply)
+    except Exception:
+        # The move is committed; a lost message must not turn its answer into a 500. The
+        # deadline watch and the periodic sweep still end a match nobody moves in.
+        logger.exception("Could not send match_turn_started(%s, %s)", match_id, ply)
+
+
+def _send_deadline_watch(match_id: int, countdown: float) -> None:
+    from games.tasks import enforce_move_deadline
+
+    try:
+        enforce_move_deadline.apply_async((match_id,), countdown=countdown)
+    except Exception:
+        logger.exception("Could not send enforce_move_deadline(%s)", match_id)
+
+
+def _check_holder(holder: dict[str, Any], game: str) -> None:
+    if set(holder) not in ({"user"}, {"bot"}) or next(iter(holder.values())) is None:
+        raise InvalidMatchRequest('a seat is held by {"user": ...} or {"bot": ...}, or open')
+    bot = holder.get("bot")
+    if bot is not None:
+        if not bot.enabled:
+            raise InvalidMatchRequest(f"bot {bot.name} is disabled")
+        if game not in (bot.games or []):
+            raise InvalidMatchRequest(f"bot {bot.name} does not play {game}")
+
+
+def _holder_key(holder: dict[str, Any]) -> tuple[str, int]:
+    kind, value = next(iter(holder.items()))
+    return kind, value if isinstance(value, int) else value.pk
+
+
+def _checked_decks(decks: Any, *, rated: bool, format: str, deck_size: int) -> list[list[str]]:
+    if rated:
+        raise InvalidMatchRequest("a rated match is dealt from a secret seed, not from decks")
+    if format != Match.Format.DEAL:
+        raise InvalidMatchRequest("explicit decks are for single deals (format deal) only")
+    if not isinstance(decks, list) or len(decks) != 1 or not isinstance(decks[0], list):
+        raise InvalidMatchRequest("decks is a list holding one deck (a list of cards)")
+    try:
+        check_deck(decks[0], deck_size)
+    except ValueError as exc:
+        raise InvalidMatchRequest(str(exc)) from None
+    return [list(decks[0])]

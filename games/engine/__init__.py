@@ -10,6 +10,7 @@ Every rule follows ../shared/RULES.md; the module docs say where a choice was ne
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .durak import DurakGame, DurakSeries, DurakState
@@ -39,11 +40,24 @@ def load_game(name: str, **options: Any) -> Game:
     return cls(**options)
 
 
+@functools.lru_cache(maxsize=64)
+def _shared_game(name: str, options: tuple[tuple[str, Any], ...]) -> Game:
+    return load_game(name, **dict(options))
+
+
 def load_state(data: dict) -> State | DurakSeries:
     """Rebuild a state (or a Durak series) from its ``to_json()`` form."""
     if not isinstance(data, dict) or data.get("game") not in GAMES:
         raise ValueError("not a serialised game state")
-    game = load_game(data["game"], **data.get("options", {}))
+    # A game holds only tables computed from its options and never changes, so the
+    # states loaded from JSON share one game per options instead of rebuilding them.
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise ValueError("not a serialised game state")
+    try:
+        game = _shared_game(data["game"], tuple(sorted(options.items())))
+    except TypeError:
+        raise ValueError("not a serialised game state: options are not plain values") from None
     if data.get("format") == "fool":
         return DurakSeries._from_json(game, data)
     return game.state_from_json(data)

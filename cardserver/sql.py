@@ -1,0 +1,75 @@
+"""Precompiled single-row SELECTs, for the few queries that every API request makes.
+
+Building the SQL of a query through the ORM costs about 0.3-0.5 ms of CPU, several times
+what PostgreSQL spends answering a primary-key lookup. A ``RowQuery`` writes its SQL once
+per database connection and then only executes it. Values pass through the same
+conversions the ORM applies (``get_db_converters`` of the backend and of each field), and
+rows become model instances through ``Model.from_db``, so the result is what
+``Model.objects.get`` would give, on SQLite and PostgreSQL alike.
+
+    TOKEN_USER = RowQuery(User, "JOIN authtoken_token t ON t.user_id = {table}.id "
+                                "WHERE t.key = %s")
+    user = TOKEN_USER.one([key])
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+
+from django.db import DEFAULT_DB_ALIAS, connections, models
+
+
+class RowQuery:
+    """``SELECT <every column of model> FROM <its table> <tail>``, fetching one row.
+
+    ``tail`` may name the model's table as ``{table}`` (quoted); ``for_update`` appends
+    ``FOR UPDATE`` where the database has it (not SQLite, whose ``BEGIN IMMEDIATE``
+    transactions already hold the write lock).
+    """
+
+    def __init__(self, model: type[models.Model], tail: str, *, for_update: bool = False):
+        self.model = model
+        self.tail = tail
+        self.for_update = for_update
+        # One compiled statement per connection wrapper (connections are per thread).
+        self._compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def _compile(self, connection) -> tuple[str, list[str], list[tuple]]:
+        quote = connection.ops.quote_name
+        meta = self.model._meta
+        table = quote(meta.db_table)
+        fields = meta.concrete_fields
+        columns = ", ".join(f"{table}.{quote(f.column)}" for f in fields)
+        sql = f"SELECT {columns} FROM {table} {self.tail.format(table=table)}"
+        if self.for_update and connection.features.has_select_for_update:
+            sql += " FOR UPDATE"
+        converters = []
+        for index, field in enumerate(fields):
+            column = field.get_col(meta.db_table)
+            functions = connection.ops.get_db_converters(column) + field.get_db_converters(
+                connection
+            )
+            if functions:
+                converters.append((index, column, functions))
+        return sql, [f.attname for f in fields], converters
+
+    def one(self, params: Sequence, *, using: str = DEFAULT_DB_ALIAS):
+        """Return the first row as a model instance, or None."""
+        connection = connections[using]
+        compiled = self._compiled.get(connection)
+        if compiled is None:
+            compiled = self._compiled[connection] = self._compile(connection)
+        sql, attnames, converters = compiled
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        values = list(row)
+        for index, column, functions in converters:
+            value = values[index]
+            for function in functions:
+                value = function(value, column, connection)
+            values[index] = value
+        return self.model.from_db(using, attnames, values)

@@ -1,0 +1,220 @@
+"""Reads of matches that several views, services and tasks share.
+
+The state of a match is what the engine gives when it replays the log. ``match_state``
+takes it from the cached snapshot when that is current, and otherwise replays the log
+and rewrites the snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Prefetch, QuerySet
+
+from games.engine import DurakSeries, IllegalMove, load_game, load_state
+from games.engine.cards import shuffled_deck
+from games.fairness import commitment_matches
+from games.models import Match, Move, Seat
+from games.rows import seat_indices
+
+# Engine end reasons; any other end_reason of a finished match is a forfeit code.
+ENGINE_END_REASONS = frozenset({"loser", "both_out", "repetition", "move_limit"})
+
+
+def seats_of(user, match: Match | int) -> list[int]:
+    """Return the indices of the seats ``user`` holds in the match, lowest first.
+
+    A user holds a seat directly (``Seat.user``) or through a client bot whose account it
+    is (``Seat.bot.account``).
+    """
+    if user is None or not user.is_authenticated:
+        return []
+    prefetched = getattr(match, "_prefetched_objects_cache", {}).get("seats")
+    if prefetched is not None:
+        return [
+            seat.index
+            for seat in prefetched
+            if seat.user_id == user.pk or (seat.bot_id and seat.bot.account_id == user.pk)
+        ]
+    return seat_indices(match if isinstance(match, int) else match.pk, user.pk)
+
+
+def matches_for_listing() -> QuerySet[Match]:
+    """Return matches with their seats, holders loaded in one query, and no heavy columns."""
+    return Match.objects.defer("snapshot", "seed", "decks").prefetch_related(
+        Prefetch("seats", queryset=Seat.objects.select_related("user", "bot").order_by("index"))
+    )
+
+
+def match_for_reading(match_id: int) -> Match:
+    """Return one match with its seats and their holders; raise Match.DoesNotExist."""
+    return Match.objects.prefetch_related(
+        Prefetch("seats", queryset=Seat.objects.select_related("user", "bot").order_by("index"))
+    ).get(pk=match_id)
+
+
+def overdue_match_ids(*, now: datetime) -> list[int]:
+    """Return the ids of active matches whose move deadline is before ``now``."""
+    return list(
+        Match.objects.filter(status=Match.Status.ACTIVE, deadline_at__lt=now)
+        .order_by("deadline_at")
+        .values_list("pk", flat=True)
+    )
+
+
+# --- Engine states ------------------------------------------------------------------------
+
+
+def match_game(match: Match):
+    return load_game(match.game, players=match.players, deck_size=match.deck_size)
+
+
+def match_initial_state(match: Match):
+    """Return the engine state of the match before its first move (needs the secret seed)."""
+    game = match_game(match)
+    if match.format == Match.Format.FOOL:
+        if match.decks is not None:
+            return game.series(dealer=match.dealer, decks=match.decks)
+        return game.series(dealer=match.dealer, seed=match.seed)
+    if match.decks is not None:
+        return game.deal(match.decks[0], dealer=match.dealer)
+    return game.deal(seed=match.seed, dealer=match.dealer)
+
+
+def match_state(match: Match):
+    """Return the engine state after the match's ``ply`` moves.
+
+    From the snapshot when ``snapshot_ply == match.ply``; otherwise replay the log from the
+    deal and store the result as the new snapshot (only if the match is still at that
+    ply, so a slow reader never puts an old snapshot over a newer one).
+    """
+    if match.snapshot is not None and match.snapshot_ply == match.ply:
+        return load_state(match.snapshot)
+    state = match_initial_state(match)
+    moves = (
+        Move.objects.filter(match_id=match.pk, ply__lt=match.ply)
+        .order_by("ply")
+        .values_list("move", flat=True)
+    )
+    for move in moves:
+        state = state.play(move)
+    snapshot = state.to_json()
+    Match.objects.filter(pk=match.pk, ply=match.ply).update(
+        snapshot=snapshot, snapshot_ply=match.ply
+    )
+    match.snapshot, match.snapshot_ply = snapshot, match.ply
+    return state
+
+
+def state_end_reason(state) -> str | None:
+    """Return the engine's reason for the end of a finished deal or series."""
+    if isinstance(state, DurakSeries):
+        return state.deal.end_reason if state.is_over else None
+    return state.end_reason
+
+
+def match_decks(match: Match, final_state=None) -> list[list[str]]:
+    """Return the deck of every deal the match has reached, top card first.
+
+    Reveals hidden cards: for finished matches only.
+    """
+    if match.decks is not None and match.format != Match.Format.FOOL:
+        return [list(deck) for deck in match.decks]
+    if match.format == Match.Format.FOOL:
+        series = final_state if final_state is not None else match_state(match)
+        return [series.deck_of(number) for number in range(series.deal_number + 1)]
+    return [shuffled_deck(match.seed, match.deck_size)]
+
+
+def match_states(match: Match, moves: list[Move]) -> Iterator:
+    """Yield the engine state after 0, 1, ..., len(moves) moves of the log."""
+    state = match_initial_state(match)
+    yield state
+    for move in moves:
+        state = state.play(move.move)
+        yield state
+
+
+def match_log(match: Match, *, up_to_ply: int | None = None) -> list[Move]:
+    """Return the moves of the log in order (the first ``up_to_ply`` if given)."""
+    moves = Move.objects.filter(match_id=match.pk).order_by("ply")
+    limit = match.ply if up_to_ply is None else min(up_to_ply, match.ply)
+    return list(moves.filter(ply__lt=limit))
+
+
+# --- Verification -------------------------------------------------------------------------
+
+
+@dataclass
+class Verification:
+    """What ``match_verification`` found; ``ok`` when every check passed."""
+
+    match_id: int
+    seed: str
+    commitment: str
+    decks: list[list[str]]
+    commitment_ok: bool
+    replay_ok: bool
+    result_ok: bool
+    moves: int
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.commitment_ok and self.replay_ok and self.result_ok
+
+
+def match_verification(match: Match) -> Verification:
+    """Recompute a finished match from its revealed seed (or decks) and its log.
+
+    Check that the commitment is the SHA-256 of the seed, that the log replays legally on
+    the decks the seed gives, and that the replay ends in the stored result (for a forfeit:
+    that the replay is still in play, with the forfeiting seat among the players).
+    """
+    problems: list[str] = []
+    commitment_ok = commitment_matches(match.seed_commitment, seed=match.seed, decks=match.decks)
+    if not commitment_ok:
+        problems.append("the commitment is not the SHA-256 of the revealed seed or decks")
+    moves = match_log(match)
+    state = None
+    replay_ok = True
+    try:
+        state = match_initial_state(match)
+        for move in moves:
+            state = state.play(move.move)
+    except (IllegalMove, ValueError) as exc:
+        replay_ok = False
+        problems.append(f"the log does not replay on the committed decks: {exc}")
+    result_ok = False
+    decks: list[list[str]] = []
+    if state is not None and replay_ok:
+        decks = match_decks(match, final_state=state)
+        if match.end_reason in ENGINE_END_REASONS:
+            result_ok = (
+                state.is_over
+                and state.result == match.result
+                and state_end_reason(state) == match.end_reason
+            )
+            if not result_ok:
+                problems.append("the replay does not end in the stored result")
+        else:
+            result_ok = (
+                not state.is_over
+                and match.forfeit_seat is not None
+                and match.loser == match.forfeit_seat
+            )
+            if not result_ok:
+                problems.append("the forfeit does not fit the replayed log")
+    return Verification(
+        match_id=match.pk,
+        seed=match.seed,
+        commitment=match.seed_commitment,
+        decks=decks,
+        commitment_ok=commitment_ok,
+        replay_ok=replay_ok,
+        result_ok=result_ok,
+        moves=len(moves),
+        problems=problems,
+    )

@@ -1,0 +1,83 @@
+"""Celery tasks of matches: thin, idempotent wrappers around ``games.services``.
+
+Each task takes ids, loads what it needs, returns early when its work is already done
+(the match moved on or ended), and calls one service. Running one twice is harmless.
+
+The clock of a match is kept by three things, each enough on its own while it works:
+
+- ``enforce_move_deadline``, the match's deadline watch: sent when the match starts, due
+  at the first deadline; when it runs it forfeits the match on time if the turn's
+  deadline passed, and otherwise sends itself again, due at the current deadline. So a
+  match has one pending task, however many moves it has, and no message is sent per
+  move.
+- ``sweep_overdue_matches``, run by Celery beat every few seconds: forfeits every active
+  match whose deadline passed, for the watches that were lost (a broker flushed, a
+  worker killed).
+- ``games.services.match_move_submit``: a move that comes after its deadline (plus a
+  grace) loses on time instead of being played.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.utils import timezone
+
+from games import services
+from games.models import Match
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(ignore_result=True)
+def match_turn_started(match_id: int, ply: int) -> None:
+    """Let the bot driver play the seat to move at ``ply``, when the arena plays it.
+
+    Sent after a commit that gives the turn to an HTTP or built-in bot (and when a match
+    starts with one to move). Returns at once if the match moved on or ended.
+    """
+    match = Match.objects.filter(pk=match_id).values("status", "ply", "to_move", "arena_seats")
+    match = match.first()
+    if match is None or match["status"] != Match.Status.ACTIVE or match["ply"] != ply:
+        return
+    if match["to_move"] is None or not match["arena_seats"] >> match["to_move"] & 1:
+        return
+    try:
+        from bots.services import bot_turns_play
+    except ImportError:
+        return
+    bot_turns_play(match_id=match_id)
+
+
+@shared_task(bind=True, ignore_result=True)
+def enforce_move_deadline(self, match_id: int) -> bool:
+    """Forfeit the match on time if its turn's deadline passed; else watch the next one.
+
+    Return whether the match was forfeited. Run eagerly (``CELERY_TASK_ALWAYS_EAGER``),
+    it checks once and does not send itself again, which would run it again at once.
+    """
+    if services.match_deadline_enforce(match_id=match_id):
+        return True
+    deadline = (
+        Match.objects.filter(pk=match_id, status=Match.Status.ACTIVE)
+        .values_list("deadline_at", flat=True)
+        .first()
+    )
+    if deadline is not None and not self.request.is_eager:
+        countdown = max(0.0, (deadline - timezone.now()).total_seconds())
+        self.apply_async((match_id,), countdown=countdown + services.DEADLINE_GRACE)
+    return False
+
+
+@shared_task(ignore_result=True)
+def sweep_overdue_matches() -> list[int]:
+    """Forfeit every active match whose deadline passed (the backstop of lost watches).
+
+    Run by Celery beat every few seconds (schedule: games migration 0003, editable in the
+    admin).
+    """
+    forfeited = services.matches_overdue_forfeit()
+    if forfeited:
+        logger.info("Forfeited on time: matches %s", forfeited)
+    return forfeited
