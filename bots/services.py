@@ -413,18 +413,27 @@ def bot_turns_play(*, match_id: int, max_moves: int | None = None) -> int:
     if match_id in playing:
         return 0
     token = _PLAYING.set(playing | {match_id})
-    holder = secrets.token_hex(16)
+    driver = _Driver(holder=secrets.token_hex(16))
     played = 0
     try:
-        while (max_moves is None or played < max_moves) and _bot_turn_play(match_id, holder):
+        while (max_moves is None or played < max_moves) and _bot_turn_play(match_id, driver):
             played += 1
     finally:
         _PLAYING.reset(token)
-        _lease_release(match_id, holder)
+        if driver.claimed:
+            _lease_release(match_id, driver.holder)
     return played
 
 
-def _bot_turn_play(match_id: int, holder: str) -> bool:
+@dataclass(slots=True)
+class _Driver:
+    """One call of ``bot_turns_play``: its claim's id, and whether it claimed the match."""
+
+    holder: str
+    claimed: bool = False
+
+
+def _bot_turn_play(match_id: int, driver: _Driver) -> bool:
     """Play one bot move of the match; return whether a move was made."""
     from games import errors as match_errors
     from games.services import match_move_submit
@@ -433,7 +442,7 @@ def _bot_turn_play(match_id: int, holder: str) -> bool:
     if turn is None:
         return False
     if turn.bot.kind == Bot.Kind.BUILTIN:
-        if not _lease_claim(turn, holder, hold_for=BUILTIN_LEASE):
+        if not _lease_claim(turn, driver, hold_for=BUILTIN_LEASE):
             return False
         move = _builtin_choose(turn)
     else:
@@ -442,7 +451,7 @@ def _bot_turn_play(match_id: int, holder: str) -> bool:
             # Too late to ask: the match's deadline check forfeits the seat on time.
             _deadline_enforce(turn)
             return False
-        if not _lease_claim(turn, holder, hold_for=time_limit + LEASE_GRACE):
+        if not _lease_claim(turn, driver, hold_for=time_limit + LEASE_GRACE):
             return False
         answer = _http_bot_ask(turn, time_limit)
         if not answer.ok:
@@ -535,28 +544,30 @@ def _http_bot_ask(turn: _BotTurn, time_limit: float) -> BotAnswer:
     return _caller().request_move(turn.bot.url, turn.bot.secret, payload, time_limit)
 
 
-def _lease_claim(turn: _BotTurn, holder: str, *, hold_for: float) -> bool:
-    """Claim (or keep) the match for ``holder`` for ``hold_for`` seconds; return False
+def _lease_claim(turn: _BotTurn, driver: _Driver, *, hold_for: float) -> bool:
+    """Claim (or keep) the match for ``driver`` for ``hold_for`` seconds; return False
     when another driver holds it."""
     now = timezone.now()
     expires_at = now + timedelta(seconds=hold_for)
+    holder = driver.holder
     with transaction.atomic():
         taken = (
             BotTurnLease.objects.filter(match_id=turn.match_id)
             .filter(Q(holder=holder) | Q(expires_at__lte=now))
             .update(holder=holder, ply=turn.ply, expires_at=expires_at)
         )
-        if taken:
-            return True
-        if BotTurnLease.objects.filter(match_id=turn.match_id).exists():
-            return False
-        try:
-            with transaction.atomic():
-                BotTurnLease.objects.create(
-                    match_id=turn.match_id, holder=holder, ply=turn.ply, expires_at=expires_at
-                )
-        except IntegrityError:
-            return False
+        if not taken:
+            if BotTurnLease.objects.filter(match_id=turn.match_id).exists():
+                return False
+            try:
+                with transaction.atomic():
+                    BotTurnLease.objects.create(
+                        match_id=turn.match_id, holder=holder, ply=turn.ply,
+                        expires_at=expires_at,
+                    )
+            except IntegrityError:
+                return False
+    driver.claimed = True
     return True
 
 
