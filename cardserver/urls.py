@@ -13,6 +13,8 @@ api_v1 = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("bots.urls")),
     path("", include("tournaments.urls")),
+    path("", include("games.urls")),
+    path("", include("accounts.urls")),
 ]
 
 urlpatterns = [

@@ -1,0 +1,1 @@
+"""Accounts: signing up and API tokens."""

@@ -1,0 +1,57 @@
+"""Filters of the match archive (``GET /api/v1/matches/``)."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Q
+
+from games.models import Match, Seat
+
+
+class MatchFilter(django_filters.FilterSet):
+    game = django_filters.ChoiceFilter(choices=Match.Game.choices)
+    format = django_filters.ChoiceFilter(choices=Match.Format.choices)
+    status = django_filters.ChoiceFilter(choices=Match.Status.choices)
+    players = django_filters.NumberFilter()
+    rated = django_filters.BooleanFilter()
+    user = django_filters.CharFilter(
+        method="filter_user", label="Username of a player (directly or through a client bot)."
+    )
+    bot = django_filters.CharFilter(method="filter_bot", label="A bot's name or id.")
+    loser = django_filters.NumberFilter(label="Seat index of the loser.")
+    result = django_filters.ChoiceFilter(
+        method="filter_result",
+        choices=[("decided", "decided"), ("drawn", "drawn")],
+        label="decided: a finished match with a loser; drawn: finished without one.",
+    )
+    end_reason = django_filters.CharFilter(
+        label="loser, both_out, repetition, move_limit, timeout, forfeit, resign, cancelled."
+    )
+    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    finished_after = django_filters.IsoDateTimeFilter(field_name="finished_at", lookup_expr="gte")
+    finished_before = django_filters.IsoDateTimeFilter(field_name="finished_at", lookup_expr="lt")
+
+    class Meta:
+        model = Match
+        fields: list[str] = []
+
+    def filter_user(self, queryset, name, value):
+        return self._with_seat(queryset, Q(user__username=value) | Q(bot__account__username=value))
+
+    def filter_bot(self, queryset, name, value):
+        condition = Q(bot__name=value)
+        if value.isdigit():
+            condition |= Q(bot_id=int(value))
+        return self._with_seat(queryset, condition)
+
+    @staticmethod
+    def _with_seat(queryset, condition: Q):
+        # A subquery, not a join: a match with two matching seats is listed once.
+        return queryset.filter(pk__in=Seat.objects.filter(condition).values("match_id"))
+
+    def filter_result(self, queryset, name, value):
+        finished = queryset.filter(status=Match.Status.FINISHED)
+        if value == "drawn":
+            return finished.filter(loser__isnull=True)
+        return finished.filter(loser__isnull=False)

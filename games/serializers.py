@@ -1,0 +1,291 @@
+"""Shapes of the games API: input serializers check form, output serializers shape answers.
+
+Legality is the engine's business, not a serializer's. No output serializer of a match
+in progress holds the seed, the decks or the snapshot: hidden cards reach a client only
+through the engine's ``view(seat)`` for that seat's holder, and ``reveal()`` once the
+match is over.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from games.models import Match, Seat
+
+CARD = r"^[6-9TJQKA][SHDC]$"
+MAX_TIMEOUT = 30.0
+
+STATE_HELP = (
+    "The engine's view of the table: for a match in play what anyone may see (hand sizes, "
+    "table or pile, discard, trump card, cards everyone saw go into a hand, the public "
+    "history of the deal); a seat's own view adds `hand` (and the Volynshchik `reserve`). "
+    "Once the match is over, the whole table: `hands`, `talon` (Durak), `reserves` "
+    "(Volynshchik). A fool series adds `series` (letters, deal results)."
+)
+
+
+# --- Games ------------------------------------------------------------------------------
+
+
+class PlayerCountSerializer(serializers.Serializer):
+    min = serializers.IntegerField()
+    max = serializers.IntegerField()
+
+
+class MoveTypeSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    description = serializers.CharField()
+    example = serializers.JSONField()
+
+
+class GameSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    title = serializers.CharField()
+    players = PlayerCountSerializer()
+    deck_sizes = serializers.ListField(child=serializers.IntegerField())
+    default_deck_size = serializers.IntegerField()
+    formats = serializers.ListField(child=serializers.CharField())
+    rules_summary = serializers.CharField()
+    moves = MoveTypeSerializer(many=True, help_text="The move vocabulary, as JSON objects.")
+
+
+# --- Creating and joining ---------------------------------------------------------------
+
+
+class SeatSpecSerializer(serializers.Serializer):
+    """Who holds a seat at creation: yourself, or a bot. An open seat is null."""
+
+    user = serializers.CharField(
+        required=False, help_text="Your own username (other people join by themselves)."
+    )
+    bot = serializers.CharField(required=False, help_text="A bot's name or id.")
+
+    def validate(self, attrs):
+        if len(attrs) != 1:
+            raise serializers.ValidationError('Give exactly one of "user" and "bot".')
+        return attrs
+
+
+class MatchCreateSerializer(serializers.Serializer):
+    game = serializers.ChoiceField(choices=Match.Game.choices)
+    players = serializers.IntegerField(min_value=2, max_value=5)
+    deck_size = serializers.ChoiceField(
+        choices=[32, 36], required=False, help_text="Default: 36 for Durak, 32 for Volynshchik."
+    )
+    format = serializers.ChoiceField(choices=Match.Format.choices, default=Match.Format.DEAL)
+    rated = serializers.BooleanField(default=False)
+    move_time_limit = serializers.FloatField(
+        default=60.0, min_value=0.05, max_value=86400.0, help_text="Seconds per move."
+    )
+    dealer = serializers.IntegerField(default=0, min_value=0, max_value=4)
+    seats = serializers.ListField(
+        child=SeatSpecSerializer(allow_null=True),
+        required=False,
+        help_text=(
+            'One entry per seat: `{"user": "<your username>"}`, `{"bot": "<name>"}` or '
+            "null for an open seat. Default: you in seat 0, the others open. The match "
+            "starts when every seat is held."
+        ),
+    )
+    decks = serializers.ListField(
+        child=serializers.ListField(child=serializers.RegexField(CARD)),
+        required=False,
+        help_text=(
+            "Unrated single deals only: `[deck]`, the cards top first, instead of a secret seed."
+        ),
+    )
+
+
+class MatchJoinSerializer(serializers.Serializer):
+    seat = serializers.IntegerField(
+        required=False, min_value=0, help_text="Default: the lowest open seat."
+    )
+    bot = serializers.CharField(
+        required=False, help_text="Seat one of your bots (name or id) instead of yourself."
+    )
+
+
+class SeatChoiceSerializer(serializers.Serializer):
+    seat = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="Needed only when you hold several seats; default: your seat to move.",
+    )
+
+
+# --- Moves ------------------------------------------------------------------------------
+
+
+class MoveSubmitSerializer(serializers.Serializer):
+    ply = serializers.IntegerField(
+        min_value=0, help_text="The ply this move answers: `ply` of your view."
+    )
+    move = serializers.JSONField(
+        help_text=(
+            'A move of the game\'s vocabulary, e.g. `{"type": "attack", "cards": ["8C"]}` '
+            "(see /api/v1/games/)."
+        )
+    )
+    seat = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        help_text="Needed only when you hold several seats; default: your seat to move.",
+    )
+
+    def validate_move(self, value):
+        if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+            raise serializers.ValidationError('A move is a JSON object with a "type".')
+        return value
+
+
+class MoveOutcomeSerializer(serializers.Serializer):
+    match = serializers.IntegerField(source="move.match_id")
+    ply = serializers.IntegerField(source="move.ply", help_text="The ply this move answered.")
+    seat = serializers.IntegerField(source="move.seat")
+    move = serializers.JSONField(source="move.move")
+    received_at = serializers.DateTimeField(source="move.received_at")
+    time_taken = serializers.FloatField(
+        source="move.time_taken", help_text="Seconds from the start of the turn."
+    )
+    next_ply = serializers.SerializerMethodField(help_text="The ply of the next move.")
+    ended_match = serializers.BooleanField(help_text="Whether this move ended the match.")
+
+    def get_next_ply(self, outcome) -> int:
+        return outcome.move.ply + 1
+
+
+# --- Matches ----------------------------------------------------------------------------
+
+
+class SeatSerializer(serializers.ModelSerializer):
+    user = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    bot = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    bot_kind = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Seat
+        fields = ["index", "user", "bot", "bot_kind"]
+
+    def get_bot_kind(self, seat) -> str | None:
+        return seat.bot.kind if seat.bot_id else None
+
+
+class MatchSerializer(serializers.ModelSerializer):
+    """A match as listed: options, seats, progress and result, no cards."""
+
+    seats = SeatSerializer(many=True, read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Match
+        fields = [
+            "id", "game", "players", "deck_size", "format", "status", "rated", "dealer",
+            "move_time_limit", "created_by", "seats", "created_at", "started_at",
+            "finished_at", "ply", "to_move", "turn_started_at", "deadline_at", "result",
+            "loser", "end_reason", "forfeit_seat", "forfeit_reason", "seed_commitment",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class MatchDetailSerializer(MatchSerializer):
+    """One match: the list fields, the public state, and the seed once revealed."""
+
+    seed = serializers.SerializerMethodField(
+        help_text="The shuffle seed, once the match is over; null while it is played."
+    )
+    decks = serializers.SerializerMethodField(
+        help_text="The deck of every deal (top first), once the match is over."
+    )
+    state = serializers.SerializerMethodField(help_text=STATE_HELP)
+
+    class Meta(MatchSerializer.Meta):
+        fields = [*MatchSerializer.Meta.fields, "seed", "decks", "state"]
+        read_only_fields = fields
+
+    def get_seed(self, match) -> str | None:
+        return match.seed or None if match.seed_revealed else None
+
+    @extend_schema_field(
+        serializers.ListField(
+            child=serializers.ListField(child=serializers.CharField()), allow_null=True
+        )
+    )
+    def get_decks(self, match):
+        return self.context.get("decks")
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_state(self, match):
+        return self.context.get("state")
+
+
+class PlayerViewSerializer(serializers.Serializer):
+    """What one seat sees, and what it needs to move."""
+
+    match = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Match.Status.choices)
+    seat = serializers.IntegerField(
+        allow_null=True, help_text="Your seat; null for a spectator (the public view)."
+    )
+    your_seats = serializers.ListField(child=serializers.IntegerField())
+    ply = serializers.IntegerField(help_text="Moves so far: send this `ply` with your move.")
+    to_move = serializers.IntegerField(allow_null=True)
+    your_turn = serializers.BooleanField()
+    deadline_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the seat to move loses on time."
+    )
+    legal_moves = serializers.ListField(
+        child=serializers.JSONField(),
+        allow_null=True,
+        help_text="Every legal move when it is your turn, else null.",
+    )
+    view = serializers.JSONField(allow_null=True, help_text=STATE_HELP)
+    result = serializers.JSONField(allow_null=True)
+    end_reason = serializers.CharField(allow_blank=True)
+
+
+class ReplayStepSerializer(serializers.Serializer):
+    ply = serializers.IntegerField(help_text="Moves played before this state.")
+    seat = serializers.IntegerField(allow_null=True, help_text="Who made the last move.")
+    move = serializers.JSONField(allow_null=True, help_text="The last move (null at ply 0).")
+    received_at = serializers.DateTimeField(allow_null=True)
+    time_taken = serializers.FloatField(allow_null=True)
+    state = serializers.JSONField(
+        help_text=(
+            "The state after `ply` moves, without its `history` (the steps are the log): "
+            "every hand visible for a finished match, the public view otherwise."
+        )
+    )
+
+
+class ReplaySerializer(serializers.Serializer):
+    match = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Match.Status.choices)
+    complete = serializers.BooleanField(
+        help_text="True for a finished match (all cards shown), false for public steps only."
+    )
+    ply = serializers.IntegerField(help_text="Moves in the log.")
+    seed = serializers.CharField(allow_null=True)
+    seed_commitment = serializers.CharField()
+    decks = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()), allow_null=True
+    )
+    result = serializers.JSONField(allow_null=True)
+    end_reason = serializers.CharField(allow_blank=True)
+    steps = ReplayStepSerializer(many=True)
+
+
+class VerificationSerializer(serializers.Serializer):
+    match = serializers.IntegerField(source="match_id")
+    ok = serializers.BooleanField()
+    seed = serializers.CharField(allow_blank=True)
+    commitment = serializers.CharField()
+    commitment_ok = serializers.BooleanField(
+        help_text="sha256(seed as 64 ASCII hex characters) equals the published commitment."
+    )
+    decks = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+    replay_ok = serializers.BooleanField(help_text="The log replays legally on those decks.")
+    result_ok = serializers.BooleanField(help_text="The replay ends in the stored result.")
+    moves = serializers.IntegerField()
+    problems = serializers.ListField(child=serializers.CharField())
