@@ -1,0 +1,106 @@
+"""The client-mode runner of the bot kit plays a client bot's matches through the REST API."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from bots import services
+from bots.kit.client import ClientBot
+from bots.kit.serve import load_strategy
+from games.models import Match, Move
+from games.selectors import match_verification
+from games.services import match_create
+
+
+@pytest.fixture
+def eager_celery():
+    """Run tasks in the calling thread: the built-in opponent moves when its turn starts."""
+    from cardserver.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before
+
+
+def seat_client_bot(user, game: str, players: int, count: int = 1):
+    """Return ``(token, matches)``: a client bot seated at 0 in ``count`` new matches
+    against built-in bots."""
+    builtin = {bot.name: bot for bot in services.builtin_bots_ensure()}
+    bot, token = services.bot_register(
+        owner=user, name="clienty", kind="client", games=["durak", "volynshchik"]
+    )
+    opponents = [{"bot": builtin["greedy"]}, {"bot": builtin["random"]}][: players - 1]
+    matches = [
+        match_create(
+            creator=user,
+            game=game,
+            players=players,
+            seats=[{"bot": bot}, *opponents],
+            move_time_limit=30,
+        )
+        for _ in range(count)
+    ]
+    return token, matches
+
+
+def assert_played_to_the_end(match: Match) -> None:
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED
+    assert match.forfeit_seat is None, match.forfeit_reason
+    assert Move.objects.filter(match=match, seat=0).exists()
+    assert match_verification(match).ok
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("game", "players"), [("durak", 2), ("volynshchik", 3)])
+def test_client_bot_runner_plays_a_match_to_the_end(
+    live_server, user, eager_celery, game, players
+):
+    token, (match,) = seat_client_bot(user, game, players)
+    runner = ClientBot(live_server.url, token, load_strategy("greedy", seed=1), wait_timeout=5)
+
+    # One request at a time: the in-memory SQLite of the tests takes no concurrent writers.
+    assert runner.whoami() == "clienty"
+    runner.name = "clienty"
+    assert runner.active_matches() == [match.pk]
+    last = runner.play_match(match.pk)
+    runner.stop()
+
+    assert last["status"] == "finished"
+    assert_played_to_the_end(match)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_client_bot_runner_finds_and_plays_all_its_matches(live_server, user, eager_celery):
+    token, matches = seat_client_bot(user, "durak", 2, count=3)
+    runner = ClientBot(
+        live_server.url, token, load_strategy("random", seed=2), wait_timeout=5,
+        discover_every=0.2,
+    )
+    ids = {match.pk for match in matches}
+    thread = threading.Thread(
+        target=runner.run, kwargs={"until": lambda: ids <= set(runner.finished)}
+    )
+
+    thread.start()
+    thread.join(60)
+    runner.stop()
+
+    assert not thread.is_alive(), "the runner did not finish its matches"
+    assert runner.name == "clienty"
+    for match in matches:
+        assert_played_to_the_end(match)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_token_of_no_client_bot_is_refused_by_the_runner(live_server, user):
+    from rest_framework.authtoken.models import Token
+
+    runner = ClientBot(live_server.url, Token.objects.create(user=user).key, lambda v, m: m[0])
+
+    with pytest.raises(SystemExit, match="belongs to no client bot"):
+        runner.run()
