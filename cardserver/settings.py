@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "games",
     "tournaments",
     "bots",
+    "web",
 ]
 
 MIDDLEWARE = [

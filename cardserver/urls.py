@@ -20,6 +20,9 @@ api_v1 = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
+    # The pages; web's tournament and leaderboard pages come before (and so replace)
+    # the plain ones of tournaments.urls.pages.
+    path("", include("web.urls")),
     path("", include(tournament_pages)),
 ]
 

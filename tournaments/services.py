@@ -232,8 +232,6 @@ def tournament_match_play(*, tournament_match_id: int) -> str:
     transaction, so a match whose play kills the worker is given up (aborted) after
     ``TOURNAMENT_MAX_ATTEMPTS`` starts. Call it outside any transaction.
     """
-    from bots.services import bot_turns_play
-
     match_id = _tournament_match_claim(tournament_match_id)
     if match_id is _GIVE_UP:
         return _tournament_match_record(
@@ -243,12 +241,41 @@ def tournament_match_play(*, tournament_match_id: int) -> str:
     if match_id is None:
         return TournamentMatch.objects.values_list("status", flat=True).get(pk=tournament_match_id)
     try:
-        bot_turns_play(match_id=match_id)
+        match_play_to_end(match_id=match_id)
     except Exception as exc:
         # A bug in a built-in player or the engine: give the match up rather than retry.
         logger.exception("tournament match %s failed", tournament_match_id)
         return _tournament_match_record(tournament_match_id, error=repr(exc)[:500])
     return _tournament_match_record(tournament_match_id)
+
+
+def match_play_to_end(*, match_id: int, poll: float = 0.2) -> str:
+    """Play a match of server-side bots until it ends; return its status.
+
+    ``bot_turns_play`` returns at once when another call holds the match's claim: a
+    duplicate task, or a worker that died holding it. Then wait and try again, for as
+    long as the match makes progress, or until the dead worker's claim lapses; give up
+    (and return "active") when nothing moved for longer than any claim lasts. Call it
+    outside any transaction.
+    """
+    from bots import services as bot_services
+
+    match = Match.objects.only("move_time_limit").get(pk=match_id)
+    patience = (
+        max(bot_services.BUILTIN_LEASE, match.move_time_limit + bot_services.LEASE_GRACE) + 5.0
+    )
+    last_ply = None
+    moved_at = time.monotonic()
+    while True:
+        bot_services.bot_turns_play(match_id=match_id)
+        status, ply = Match.objects.values_list("status", "ply").get(pk=match_id)
+        if status != Match.Status.ACTIVE:
+            return status
+        if ply != last_ply:
+            last_ply, moved_at = ply, time.monotonic()
+        elif time.monotonic() - moved_at > patience:
+            return status
+        time.sleep(poll)
 
 
 _GIVE_UP = -1
@@ -262,7 +289,7 @@ def _tournament_match_claim(tournament_match_id: int) -> int | None:
     """
     with transaction.atomic():
         tm = (
-            TournamentMatch.objects.select_for_update()
+            TournamentMatch.objects.select_for_update(of=("self",))
             .select_related("tournament")
             .get(pk=tournament_match_id)
         )
@@ -340,7 +367,7 @@ def _tournament_match_record(tournament_match_id: int, *, error: str = "") -> st
         # Lock order: tournament, its match, then (to rate it) the pool.
         tournament = Tournament.objects.select_for_update().get(pk=tournament_id)
         tm = (
-            TournamentMatch.objects.select_for_update()
+            TournamentMatch.objects.select_for_update(of=("self",))
             .select_related("match")
             .get(pk=tournament_match_id)
         )
@@ -833,9 +860,7 @@ def ladder_match_play(*, match_id: int) -> str:
     Safe to call again: the match resumes from its move log, the rating applies once.
     Call it outside any transaction. Return the match's status.
     """
-    from bots.services import bot_turns_play
-
-    bot_turns_play(match_id=match_id)
+    match_play_to_end(match_id=match_id)
     match = Match.objects.get(pk=match_id)
     if match.status == Match.Status.FINISHED:
         ratings_apply_match(match_id=match_id)

@@ -42,9 +42,11 @@ def play_inline(tournament):
     """Play every match of the tournament in this process, round by round."""
     with inline_play():
         tournament_start(tournament_id=tournament.pk)
-        for tm_id in TournamentMatch.objects.filter(tournament=tournament).order_by(
-            "round", "index"
-        ).values_list("pk", flat=True):
+        for tm_id in (
+            TournamentMatch.objects.filter(tournament=tournament)
+            .order_by("round", "index")
+            .values_list("pk", flat=True)
+        ):
             tournament_match_play(tournament_match_id=tm_id)
     tournament.refresh_from_db()
     return tournament
@@ -125,7 +127,7 @@ def test_a_match_interrupted_mid_play_resumes_from_its_move_log(
 
     def dies_after_five_moves(*, match_id, max_moves=None):
         real(match_id=match_id, max_moves=5)
-        raise SystemExit("worker killed")
+        raise SystemExit("worker killed")  # the claim is let go, as when its lease lapses
 
     with inline_play():
         tournament_start(tournament_id=tournament.pk)

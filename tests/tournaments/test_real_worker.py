@@ -1,0 +1,198 @@
+"""Tournaments through real Celery worker processes on the configured broker (Redis in CI).
+
+The worker reads the test database (PostgreSQL: a worker process cannot share SQLite's
+in-memory test database), so the tests commit their rows (``transaction=True``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from games.models import Match, Move
+from tournaments.models import RatedMatch, RatingFit, Tournament, TournamentMatch
+from tournaments.services import (
+    ratings_recompute,
+    tournament_create,
+    tournament_start,
+    tournaments_watchdog,
+)
+
+pytestmark = [
+    pytest.mark.real_services,
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+]
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+
+
+def database_url() -> str:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    return f"postgres://{db['USER']}{password}@{host}/{db['NAME']}"
+
+
+def start_worker(tmp_path: Path, concurrency: int = 2) -> subprocess.Popen:
+    """Start a prefork worker in a process group of its own, on the test database."""
+    environment = dict(os.environ)
+    environment.update(
+        DJANGO_SETTINGS_MODULE="cardserver.settings",
+        DATABASE_URL=database_url(),
+        CARDSERVER_VAR_DIR=str(tmp_path / "var"),
+        LOG_LEVEL="WARNING",
+    )
+    environment.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=prefork",
+         f"--concurrency={concurrency}", "--without-mingle", "--without-gossip",
+         "--loglevel=WARNING"],
+        cwd=BASE_DIR,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "worker.log", "ab"),  # noqa: SIM115 - the worker owns it
+        start_new_session=True,
+    )  # fmt: skip
+
+
+def stop_worker(worker: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    if worker.poll() is None:
+        os.killpg(worker.pid, sig)
+    worker.wait(timeout=60)
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            if f"\nPPid:\t{pid}\n" in status:
+                found.append(int(entry.name))
+    return found
+
+
+def wait_for(predicate, *, timeout: float, what: str, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    states = list(TournamentMatch.objects.values_list("index", "status", "attempts", "match__ply"))
+    pytest.fail(
+        f"timed out waiting for {what}; matches {states}; worker log:\n{log.read_text()[-3000:]}"
+    )
+
+
+def done(tournament: Tournament) -> int:
+    return Tournament.objects.values_list("matches_done", flat=True).get(pk=tournament.pk)
+
+
+def assert_every_match_ended_exactly_once(tournament: Tournament) -> None:
+    tournament.refresh_from_db()
+    assert tournament.status == Tournament.Status.FINISHED
+    assert tournament.matches_done == tournament.matches_total
+    tms = TournamentMatch.objects.filter(tournament=tournament)
+    assert set(tms.values_list("status", flat=True)) == {"finished"}
+    match_ids = set(tms.values_list("match_id", flat=True))
+    assert len(match_ids) == tournament.matches_total
+    # No match was created twice: every match of the database belongs to one scheduled match.
+    assert set(Match.objects.values_list("pk", flat=True)) == match_ids
+    assert not Match.objects.exclude(status=Match.Status.FINISHED).exists()
+    for match in Match.objects.all():
+        assert list(Move.objects.filter(match=match).values_list("ply", flat=True)) == list(
+            range(match.ply)
+        )
+    assert RatedMatch.objects.count() == tournament.matches_total
+    assert ratings_recompute().mismatches == []
+
+
+@pytest.mark.timeout(900)
+def test_worker_plays_an_eight_bot_tournament(bot_factory, tmp_path):
+    players = ["random", "random", "random", "greedy", "greedy", "greedy", "random", "greedy"]
+    bots = [bot_factory(player) for player in players]
+    tournament = tournament_create(
+        creator=None, name="ci", game="durak", players=2, bots=bots, games_per_pairing=4,
+        move_time_limit=10.0, rated=True,
+    )  # fmt: skip
+    assert tournament.matches_total == 112
+    worker = start_worker(tmp_path)
+    try:
+        tournament_start(tournament_id=tournament.pk)
+        wait_for(
+            lambda: Tournament.objects.get(pk=tournament.pk).status == "finished",
+            timeout=600, what="the tournament to finish", log=tmp_path / "worker.log",
+        )  # fmt: skip
+        # The last round's refit runs after the tournament is marked finished.
+        wait_for(
+            lambda: RatingFit.objects.filter(pool="durak-2p", matches=112).exists(),
+            timeout=120, what="the refit after the last round", log=tmp_path / "worker.log",
+        )  # fmt: skip
+    finally:
+        stop_worker(worker)
+
+    assert_every_match_ended_exactly_once(tournament)
+    assert RatingFit.objects.filter(pool="durak-2p").count() >= 2  # after each round
+
+
+@pytest.mark.timeout(900)
+def test_killed_workers_resume_matches_from_their_logs_and_end_each_once(bot_factory, tmp_path):
+    bots = [bot_factory(player) for player in ["random", "greedy", "random", "greedy"]]
+    tournament = tournament_create(
+        creator=None, name="kill", game="durak", players=2, bots=bots, games_per_pairing=8,
+        move_time_limit=10.0, rated=True,
+    )  # fmt: skip
+    log = tmp_path / "worker.log"
+    worker = start_worker(tmp_path)
+    try:
+        tournament_start(tournament_id=tournament.pk)
+
+        # A pool process dies mid-task: the worker rejects the task, which comes back.
+        wait_for(lambda: done(tournament) >= 4, timeout=300, what="4 matches", log=log)
+        for child in children(worker.pid)[:1]:
+            os.kill(child, signal.SIGKILL)
+
+        # The whole worker dies: its unacknowledged tasks wait in the broker.
+        wait_for(lambda: done(tournament) >= 16, timeout=300, what="16 matches", log=log)
+        stop_worker(worker, signal.SIGKILL)
+        killed_at = done(tournament)
+        in_progress = {
+            tm.match_id: list(tm.match.moves.order_by("ply").values_list("move", flat=True))
+            for tm in TournamentMatch.objects.filter(tournament=tournament, status="running")
+            .exclude(match=None)
+            .select_related("match")
+            if tm.match.status == Match.Status.ACTIVE
+        }
+        assert killed_at < tournament.matches_total
+
+        worker = start_worker(tmp_path)
+        # What beat's watchdog does every minute: send again the abandoned matches.
+        tournaments_watchdog(stale_after=0)
+        wait_for(
+            lambda: Tournament.objects.get(pk=tournament.pk).status == "finished",
+            timeout=600, what="the tournament to finish", log=log,
+        )  # fmt: skip
+    finally:
+        stop_worker(worker)
+
+    assert_every_match_ended_exactly_once(tournament)
+    # Matches that were in progress went on from their logs, not from scratch.
+    for match_id, moves in in_progress.items():
+        after = list(
+            Move.objects.filter(match_id=match_id).order_by("ply").values_list("move", flat=True)
+        )
+        assert after[: len(moves)] == moves
+    attempts = list(
+        TournamentMatch.objects.filter(tournament=tournament).values_list("attempts", flat=True)
+    )
+    assert max(attempts) >= 2

@@ -1,0 +1,246 @@
+"""Browser tests: headless Chromium on the live server, through Playwright.
+
+Each test fails on any JavaScript error the page logs (see ``conftest.BrowserPage``) and
+saves a screenshot of what it looked at under ``artefacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from games.models import Match, Move
+from games.selectors import match_initial_state
+
+pytestmark = pytest.mark.browser
+
+
+def engine_result(match: Match) -> dict:
+    """Replay the match's log on the engine, independently of the page and the API."""
+    state = match_initial_state(match)
+    for move in Move.objects.filter(match=match).order_by("ply").values_list("move", flat=True):
+        state = state.play(move)
+    assert state.is_over
+    return state.result
+
+
+def test_leaderboard_sorts_by_a_column(page, live_demo):
+    page.open("/leaderboard/durak-2p/")
+    rows = page.page.locator("#leaderboard tbody tr")
+    assert rows.count() == 4  # random, greedy, alice-greedy, bob-random all played
+    page.screenshot("leaderboard")
+
+    page.page.click("#leaderboard th:has-text('Games')")
+    games = [
+        int(n) for n in page.page.locator("#leaderboard tbody td:nth-child(7)").all_inner_texts()
+    ]
+    assert games == sorted(games)
+    page.page.click("#leaderboard th:has-text('Games')")
+    games = [
+        int(n) for n in page.page.locator("#leaderboard tbody td:nth-child(7)").all_inner_texts()
+    ]
+    assert games == sorted(games, reverse=True)
+
+    page.page.click("#leaderboard tbody tr:first-child a.bot-link")
+    page.page.wait_for_url(re.compile(r".*/bots/[^/]+/$"))
+
+
+def test_bot_page_shows_its_rating_chart(page, phone, live_demo):
+    page.open("/bots/greedy/")
+    chart = page.page.locator("#rating-history svg.chart")
+    assert chart.is_visible()
+    assert chart.locator("path.line").count() == 1
+    box = chart.bounding_box()
+    assert box["width"] > 300 and box["height"] > 100
+    page.screenshot("bot")
+
+    phone.open("/bots/greedy/")
+    assert phone.page.locator("#rating-history svg.chart").is_visible()
+    phone.screenshot("bot-phone")
+
+
+def test_archive_filters_by_game_and_bot(page, live_demo):
+    page.open("/matches/")
+    assert page.page.locator("#archive-results tbody tr").count() == Match.objects.count()
+
+    page.page.select_option("#id_game", "durak")
+    page.page.fill("#id_bot", "bob-random")
+    page.page.click("#archive-filter button[type=submit]")
+    page.page.wait_for_url(re.compile(r".*game=durak.*bot=bob-random"))
+    rows = page.page.locator("#archive-results tbody tr[data-match]")
+    wanted = Match.objects.filter(game="durak", seats__bot__name="bob-random").distinct()
+    assert rows.count() == wanted.count() > 0
+    shown = {int(row.get_attribute("data-match")) for row in rows.all()}
+    assert shown == {m.pk for m in wanted}
+    for row in rows.all_inner_texts():
+        assert "bob-random" in row
+    page.screenshot("archive")
+
+
+def test_replay_steps_to_the_last_ply_and_shows_the_engine_result(page, phone, live_demo):
+    match = next(m for m in live_demo.rated if m.loser is not None)
+    result = engine_result(match)
+
+    page.open(f"/matches/{match.pk}/")
+    page.page.wait_for_selector("#table .seat")
+    assert page.page.inner_text("#ply-label") == "Start"
+    hands = page.page.locator("#table .seat").first.locator(".card")
+    assert hands.count() == 6  # every hand is shown in a replay
+    page.page.click("#next")
+    assert page.page.inner_text("#ply-label") == f"Move 1 of {match.ply}"
+    page.page.click("body")
+    for _ in range(match.ply - 1):
+        page.page.keyboard.press("ArrowRight")
+    assert page.page.inner_text("#ply-label") == f"Move {match.ply} of {match.ply}"
+    assert page.page.locator("#next").is_disabled()
+    banner = page.page.locator("#result")
+    assert banner.is_visible()
+    assert banner.get_attribute("data-loser") == str(result["loser"])
+    loser_name = match.seats.get(index=result["loser"]).bot.name
+    assert f"seat {result['loser']} ({loser_name}) is the fool" in banner.inner_text()
+    assert f"ply={match.ply}" in page.page.url
+    page.screenshot("replay-end")
+
+    page.page.keyboard.press("Home")
+    assert page.page.inner_text("#ply-label") == "Start"
+    page.page.locator("#slider").fill("5")
+    assert page.page.inner_text("#ply-label") == f"Move 5 of {match.ply}"
+    words = page.page.inner_text("#move-words")
+    assert words.startswith("seat ") and any(
+        verb in words for verb in ("attacks with", "covers", "takes")
+    )
+
+    # A link can point at a ply; the seed's verification is one click away.
+    phone.open(f"/matches/{match.pk}/?ply=7")
+    phone.page.wait_for_selector("#table .seat")
+    assert phone.page.inner_text("#ply-label") == f"Move 7 of {match.ply}"
+    phone.screenshot("replay-phone")
+    phone.page.click("#verify-link")
+    phone.page.wait_for_selector("#verification[data-ok=true]")
+
+
+def test_replay_autoplay_moves_on(page, live_demo):
+    match = live_demo.rated[0]
+    page.open(f"/matches/{match.pk}/")
+    page.page.wait_for_selector("#table .seat")
+    page.page.select_option("#speed", "300")
+    page.page.click("#play")
+    page.page.wait_for_function(
+        "document.getElementById('ply-label').textContent.startsWith('Move 2')"
+    )
+    page.page.click("#play")  # pause
+    label = page.page.inner_text("#ply-label")
+    page.page.wait_for_timeout(400)
+    assert page.page.inner_text("#ply-label") == label
+
+
+def test_volynshchik_replay_draws_the_pile_and_reserves(page, live_demo):
+    match = live_demo.others[0]
+    assert match.game == "volynshchik"
+    page.open(f"/matches/{match.pk}/?ply=1")
+    page.page.wait_for_selector("#table .seat")
+    assert page.page.locator("#table .pile .card").count() == 1
+    assert page.page.locator("#table .reserve .card").count() == 3
+    assert "leads" in page.page.inner_text("#move-words")
+    page.screenshot("replay-volynshchik")
+
+
+def play_durak_deal(tab) -> None:
+    """Play the signed-in person's seat to the end: always the first card offered."""
+    table = tab.page.locator("#table")
+    for _ in range(400):
+        tab.page.wait_for_selector("#table[data-state='your-turn'], #table[data-state='finished']")
+        if table.get_attribute("data-state") == "finished":
+            return
+        ply = table.get_attribute("data-ply")
+        beat = tab.page.locator("#buttons button:has-text('Beat')")
+        if beat.count():
+            # Defend: cover the attack cards one by one while a card can; else take.
+            while not beat.is_enabled():
+                playable = tab.page.locator("#my-hand button.card.playable")
+                if not playable.count():
+                    break
+                playable.first.click()
+            if beat.is_enabled():
+                beat.click()
+            else:
+                tab.page.click("#buttons button:has-text('Take')")
+        else:
+            tab.page.locator("#my-hand button.card.playable").first.click()
+            tab.page.click("#buttons button:has-text('Attack')")
+        tab.page.wait_for_function(
+            "ply => { const t = document.getElementById('table');"
+            " return t.dataset.ply !== ply || t.dataset.state === 'finished'; }",
+            arg=ply,
+        )
+    raise AssertionError("the deal did not end in 400 moves")
+
+
+def test_play_a_two_player_durak_deal_against_random(page, phone, user_factory, live_server):
+    from bots.services import builtin_bots_ensure
+
+    builtin_bots_ensure()
+    user_factory(username="player", password="play-it-safe-42")
+    page.open("/accounts/login/?next=/play/")
+    page.page.fill("#id_username", "player")
+    page.page.fill("#id_password", "play-it-safe-42")
+    page.page.click("#login-form button[type=submit]")
+    page.page.wait_for_url(re.compile(r".*/play/$"))
+    page.screenshot("play-lobby")
+
+    assert page.page.input_value("#players") == "2"
+    assert page.page.input_value("select[name=seat1]") == "bot:random"
+    page.page.click("#start-match")
+    page.page.wait_for_url(re.compile(r".*/play/\d+/$"))
+    match = Match.objects.get(seats__user__username="player")
+    page.page.wait_for_selector("#table[data-state]")
+    assert page.page.locator("#table .seat:not(.me) .card.back").count() == 6  # hidden
+    page.screenshot("play-start")
+
+    play_durak_deal(page)
+
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED
+    assert match.result == engine_result(match)
+    banner = page.page.locator("#result")
+    assert banner.is_visible()
+    assert banner.get_attribute("data-loser") == ("" if match.loser is None else str(match.loser))
+    expected = "Drawn" if match.loser is None else "You lost" if match.loser == 0 else "You won"
+    assert expected in banner.inner_text()
+    page.screenshot("play-end")
+
+    # The same match, seen on a phone, once it is over.
+    phone.page.context.add_cookies(page.page.context.cookies())
+    phone.open(f"/matches/{match.pk}/?ply={match.ply}")
+    phone.page.wait_for_selector("#result:not([hidden])")
+    phone.screenshot("play-replay-phone")
+
+
+def test_pages_render_on_a_phone_without_errors(phone, live_demo):
+    for path, name in [
+        ("/", "home-phone"),
+        ("/leaderboard/durak-2p/", "leaderboard-phone"),
+        ("/matches/", "archive-phone"),
+        ("/tournaments/", "tournaments-phone"),
+    ]:
+        phone.open(path)
+        width = phone.page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{path} is {width} px wide on a 390 px screen"
+        phone.screenshot(name)
+
+
+def test_home_and_tournament_pages(page, live_demo, celery_eager):
+    from web.demo import _tournament_played
+
+    bots = live_demo.bots
+    tournament = _tournament_played("Browser cup", [bots["random"], bots["greedy"]])
+    page.open("/")
+    page.screenshot("home")
+    page.open(f"/tournaments/{tournament.pk}/")
+    assert page.page.locator("#crosstable tbody tr").count() == 2
+    assert (
+        page.page.inner_text("#progress")
+        == f"{tournament.matches_done} / {tournament.matches_total}"
+    )
+    page.screenshot("tournament")

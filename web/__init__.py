@@ -1,0 +1,1 @@
+"""Web pages of the arena: server-rendered templates over the services and the JSON API."""

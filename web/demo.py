@@ -1,0 +1,186 @@
+"""A small arena with something on every page: bots, rated matches, a fit, tournaments.
+
+Used by ``manage.py arena_demo`` (to look at the pages of a fresh checkout) and by the
+page tests. Every match is played by built-in bots in this process, through the same
+services as a real arena.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+
+from bots.models import Bot
+from bots.services import bot_turns_play, builtin_bots_ensure
+from games import services as match_services
+from games.models import Match
+from tournaments import services as tournament_services
+from tournaments.models import Tournament, TournamentMatch
+
+
+@dataclass
+class Demo:
+    bots: dict[str, Bot]
+    rated: list[Match] = field(default_factory=list)
+    others: list[Match] = field(default_factory=list)
+    forfeited: Match | None = None
+    tournament: Tournament | None = None
+    running: Tournament | None = None
+
+
+@contextmanager
+def eager_tasks():
+    """Run the Celery tasks the services send (bot turns, deadline checks) in this process."""
+    from cardserver import celery_app
+
+    conf = celery_app.conf
+    saved = conf.task_always_eager, conf.task_eager_propagates
+    conf.task_always_eager, conf.task_eager_propagates = True, True
+    # Each eager task logs a line at INFO; thousands of them say nothing.
+    trace_log = logging.getLogger("celery.app.trace")
+    level = trace_log.level
+    trace_log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        conf.task_always_eager, conf.task_eager_propagates = saved
+        trace_log.setLevel(level)
+
+
+def _user(username: str):
+    user, created = get_user_model().objects.get_or_create(username=username)
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
+
+
+def _builtin(name: str, player: str, owner) -> Bot:
+    bot, _ = Bot.objects.get_or_create(
+        name=name,
+        defaults={
+            "owner": owner,
+            "kind": Bot.Kind.BUILTIN,
+            "builtin": player,
+            "games": ["durak", "volynshchik"],
+            "description": f"A {player} player entered by {owner.username}.",
+        },
+    )
+    return bot
+
+
+def bot_match_play(game: str, bots: list[Bot], *, rated: bool = False, **options) -> Match:
+    """Create a match of ``bots`` and play it to the end in this process."""
+    match = match_services.match_create(
+        creator=None,
+        game=game,
+        players=len(bots),
+        seats=[{"bot": bot} for bot in bots],
+        rated=rated,
+        move_time_limit=60.0,
+        **options,
+    )
+    bot_turns_play(match_id=match.pk)
+    return Match.objects.get(pk=match.pk)
+
+
+def demo_arena(
+    *,
+    rated_matches: int = 6,
+    volynshchik: bool = True,
+    series: bool = False,
+    tournament: bool = True,
+    fit_bootstraps: int = 20,
+) -> Demo:
+    """Fill the database with a small arena; return what was made."""
+    with eager_tasks():
+        builtin = {bot.name: bot for bot in builtin_bots_ensure()}
+        alice, bob = _user("alice"), _user("bob")
+        bots = {
+            "random": builtin["random"],
+            "greedy": builtin["greedy"],
+            "strong": builtin["strong"],
+            "alice-greedy": _builtin("alice-greedy", "greedy", alice),
+            "bob-random": _builtin("bob-random", "random", bob),
+        }
+        demo = Demo(bots=bots)
+        pairs = [
+            ("greedy", "random"), ("alice-greedy", "bob-random"), ("random", "alice-greedy"),
+            ("bob-random", "greedy"), ("greedy", "alice-greedy"), ("random", "bob-random"),
+        ]  # fmt: skip
+        for number in range(rated_matches):
+            a, b = pairs[number % len(pairs)]
+            if number // len(pairs) % 2:
+                a, b = b, a
+            demo.rated.append(bot_match_play("durak", [bots[a], bots[b]], rated=True))
+        if volynshchik:
+            demo.others.append(
+                bot_match_play("volynshchik", [bots["greedy"], bots["random"], bots["bob-random"]])
+            )
+        if series:
+            demo.others.append(
+                bot_match_play("durak", [bots["greedy"], bots["random"]], format="fool")
+            )
+        demo.forfeited = _forfeited_match(bots["bob-random"], alice)
+        tournament_services.ratings_apply_pending()
+        tournament_services.ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
+        if tournament:
+            demo.tournament = _tournament_played(
+                "Demo cup", [bots["random"], bots["greedy"], bots["alice-greedy"]]
+            )
+            demo.running = tournament_services.tournament_create(
+                creator=None,
+                name="Open ladder night",
+                game="durak",
+                players=2,
+                bots=[bots["random"], bots["bob-random"], bots["alice-greedy"]],
+                games_per_pairing=2,
+                rated=False,
+            )
+            with tournament_services.inline_play():
+                tournament_services.tournament_start(tournament_id=demo.running.pk)
+    return demo
+
+
+def _forfeited_match(bot: Bot, person) -> Match:
+    """A match the bot lost on time against a person, as a slow HTTP bot would."""
+    match = match_services.match_create(
+        creator=person,
+        game="durak",
+        players=2,
+        seats=[{"user": person}, {"bot": bot}],
+        move_time_limit=60.0,
+    )
+    match.refresh_from_db()
+    match_services.match_forfeit(
+        match_id=match.pk,
+        seat=1,
+        code="timeout",
+        detail="seat 1 did not move within the time limit of 5 s",
+    )
+    return Match.objects.get(pk=match.pk)
+
+
+def _tournament_played(name: str, bots: list[Bot]) -> Tournament:
+    tournament = tournament_services.tournament_create(
+        creator=None,
+        name=name,
+        game="durak",
+        players=2,
+        bots=bots,
+        games_per_pairing=2,
+        rated=False,
+    )
+    with tournament_services.inline_play():
+        tournament_services.tournament_start(tournament_id=tournament.pk)
+        ids = (
+            TournamentMatch.objects.filter(tournament=tournament)
+            .order_by("round", "index")
+            .values_list("pk", flat=True)
+        )
+        for tm_id in list(ids):
+            tournament_services.tournament_match_play(tournament_match_id=tm_id)
+    return Tournament.objects.get(pk=tournament.pk)

@@ -1,0 +1,182 @@
+/* The replay viewer: steps through GET /api/v1/matches/<id>/replay/ one ply at a time.
+ *
+ * Buttons, the slider and the keyboard (arrows, Home, End, space) move through the
+ * steps; the address keeps ?ply=N so a link points at a given move. A match still in
+ * play is followed live with the long-poll GET /api/v1/matches/<id>/wait/.
+ */
+(function () {
+  "use strict";
+  const A = window.Arena;
+  const config = A.readConfig("match-config");
+  const $ = (id) => document.getElementById(id);
+  const table = $("table");
+  const slider = $("slider");
+  const playButton = $("play");
+  const moveList = $("move-list");
+  let replay = null;
+  let steps = [];
+  let current = 0;
+  let timer = null;
+  let following = false;
+
+  function words(index) {
+    const step = steps[index];
+    const state = step.state;
+    if (index === 0) {
+      if (config.game === "durak") {
+        return ["The cards are dealt; the trump card is ", A.cardText(state.trump_card), ". ", A.seatName(config.seats, state.to_move) + " attacks first."];
+      }
+      return ["The whole deck is dealt; each player's last card is a face-down reserve. ", A.seatName(config.seats, state.to_move) + " leads."];
+    }
+    const before = steps[index - 1].state;
+    const parts = A.describeMove(config.game, step.seat, step.move, before, state, config.seats);
+    const series = state.series;
+    if (series && before.series && series.deals.length > before.series.deals.length) {
+      const deal = series.deals[series.deals.length - 1];
+      parts.push(". Deal " + series.deals.length + " is over: ");
+      if (deal.loser === null || deal.loser === undefined) parts.push("drawn, its letter carries over");
+      else parts.push(A.seatName(config.seats, deal.loser) + " is the fool of the deal and now holds " + (series.letters_word[deal.loser] || "no letters"));
+    } else if (state.is_over && !series) {
+      parts.push(". The deal is over");
+    }
+    return parts;
+  }
+
+  function finalResult() {
+    if (!replay || !replay.complete) return null;
+    return A.resultText(config.game, replay.result, config.seats, {
+      forfeitSeat: config.forfeit_seat,
+      forfeitReason: config.forfeit_reason,
+      endReason: replay.end_reason,
+    });
+  }
+
+  function show(index) {
+    if (!steps.length) return;
+    current = Math.max(0, Math.min(index, steps.length - 1));
+    const step = steps[current];
+    const last = current === steps.length - 1;
+    const loser = last && replay.complete && replay.result ? replay.result.loser : null;
+    A.renderTable(table, step.state, { seats: config.seats, me: null, lastMove: step, loser });
+
+    $("ply-label").textContent = current === 0 ? "Start" : "Move " + current + " of " + (steps.length - 1);
+    $("move-words").replaceChildren(...words(current));
+    const banner = $("result");
+    const text = last ? finalResult() : null;
+    banner.hidden = !text;
+    if (text) {
+      banner.textContent = text;
+      banner.dataset.loser = loser === null || loser === undefined ? "" : String(loser);
+    }
+    slider.value = String(current);
+    $("first").disabled = $("prev").disabled = current === 0;
+    $("next").disabled = $("last").disabled = last;
+    for (const item of moveList.querySelectorAll("li[aria-current]")) item.removeAttribute("aria-current");
+    const item = moveList.querySelector('li[data-ply="' + current + '"]');
+    if (item) {
+      item.setAttribute("aria-current", "step");
+      const box = moveList.getBoundingClientRect();
+      const at = item.getBoundingClientRect();
+      if (at.top < box.top || at.bottom > box.bottom) moveList.scrollTop += at.top - box.top - box.height / 2;
+    }
+    const url = new URL(window.location.href);
+    url.searchParams.set("ply", String(current));
+    window.history.replaceState(null, "", url);
+    $("permalink").href = url.pathname + url.search;
+    if (last) stop();
+  }
+
+  function buildMoveList() {
+    const items = [];
+    for (let i = 1; i < steps.length; i++) {
+      const li = A.el("li", { "data-ply": i, tabindex: "0" }, [A.el("span", { className: "ply-no", text: String(i) }), ...A.describeMove(config.game, steps[i].seat, steps[i].move, steps[i - 1].state, steps[i].state, config.seats)]);
+      li.addEventListener("click", () => { stop(); show(i); });
+      li.addEventListener("keydown", (event) => { if (event.key === "Enter") { stop(); show(i); } });
+      items.push(li);
+    }
+    moveList.replaceChildren(...items);
+  }
+
+  function play() {
+    if (current >= steps.length - 1) show(0);
+    setPlayButton(true);
+    timer = window.setInterval(() => {
+      if (current >= steps.length - 1) stop();
+      else show(current + 1);
+    }, Number($("speed").value));
+  }
+
+  function stop() {
+    if (timer) window.clearInterval(timer);
+    timer = null;
+    setPlayButton(false);
+  }
+
+  const PLAY_ICON = "M7 5v14l11-7z";
+  const PAUSE_ICON = "M6 5h4v14H6zM14 5h4v14h-4z";
+  function setPlayButton(playing) {
+    playButton.querySelector("path").setAttribute("d", playing ? PAUSE_ICON : PLAY_ICON);
+    playButton.querySelector("span").textContent = playing ? "Pause" : "Play";
+    playButton.setAttribute("aria-label", playing ? "Pause" : "Autoplay");
+  }
+
+  function toggle() { if (timer) stop(); else play(); }
+
+  $("first").addEventListener("click", () => { stop(); show(0); });
+  $("prev").addEventListener("click", () => { stop(); show(current - 1); });
+  $("next").addEventListener("click", () => { stop(); show(current + 1); });
+  $("last").addEventListener("click", () => { stop(); show(steps.length - 1); });
+  playButton.addEventListener("click", toggle);
+  slider.addEventListener("input", () => { stop(); show(Number(slider.value)); });
+  $("speed").addEventListener("change", () => { if (timer) { stop(); play(); } });
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) return;
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const keys = {
+      ArrowLeft: () => show(current - 1),
+      ArrowRight: () => show(current + 1),
+      Home: () => show(0),
+      End: () => show(steps.length - 1),
+    };
+    if (keys[event.key]) { event.preventDefault(); stop(); keys[event.key](); }
+    else if (event.key === " " && target.tagName !== "BUTTON") { event.preventDefault(); toggle(); }
+  });
+
+  async function load() {
+    const result = await A.api(config.replay_url);
+    if (!result.ok) {
+      table.replaceChildren(A.el("p", { text: "The replay could not be loaded: " + A.errorMessage(result) }));
+      return false;
+    }
+    const atEnd = steps.length === 0 || current === steps.length - 1;
+    replay = result.data;
+    steps = replay.steps;
+    slider.max = String(steps.length - 1);
+    buildMoveList();
+    if (replay.seed) $("seed").textContent = replay.seed;
+    return atEnd;
+  }
+
+  async function follow() {
+    // A match in play: wait for its next move, then load the new steps.
+    following = true;
+    while (following && replay && !replay.complete && replay.status === "active") {
+      const wait = await A.api(config.wait_url + "?after_ply=" + replay.ply + "&timeout=25");
+      if (!wait.ok) { await new Promise((r) => setTimeout(r, 3000)); continue; }
+      if (wait.data.ply !== replay.ply || wait.data.status !== "active") {
+        const atEnd = await load();
+        if (atEnd) show(steps.length - 1);
+        if (replay.status !== "active") window.location.reload();
+      }
+    }
+  }
+
+  load().then(() => {
+    if (!steps.length) return;
+    const start = config.start_ply;
+    if (start !== null && start !== undefined) show(start);
+    else show(replay.complete ? 0 : steps.length - 1);
+    if (!replay.complete) follow();
+  });
+})();
