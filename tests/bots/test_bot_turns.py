@@ -507,3 +507,22 @@ def test_sleeping_bot_does_not_hold_up_another_match(
     # The good match finished while the sleepy bot was still being waited for.
     assert ended_at[fast_match.pk] < ended_at[slow_match.pk]
     assert ended_at[fast_match.pk] - drive_started < 3.0
+
+
+def test_forfeit_shows_in_the_match_archive_and_replay(
+    api_client, user, builtin, http_bot, http_bot_record
+):
+    url, _server = http_bot(answer_500)
+    web = http_bot_record(url)
+    match = new_match(user, [web, builtin["random"]], time_limit=TIME_LIMIT)
+    services.bot_turns_play(match_id=match.pk)
+
+    detail = api_client.get(f"/api/v1/matches/{match.pk}/").json()
+    listed = api_client.get("/api/v1/matches/?bot=webbot&end_reason=http_status").json()
+    replay = api_client.get(f"/api/v1/matches/{match.pk}/replay/").json()
+
+    assert (detail["end_reason"], detail["forfeit_seat"], detail["loser"]) == ("http_status", 0, 0)
+    assert detail["forfeit_reason"] == "HTTP 500"
+    assert [m["id"] for m in listed["results"]] == [match.pk]
+    assert replay["end_reason"] == "http_status"
+    assert replay["complete"] is True
