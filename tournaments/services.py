@@ -608,10 +608,10 @@ def ratings_recompute(*, fix: bool = False) -> Recomputation:
             for key in POOLS:
                 _pool_lock(key)
         ledger = list(
-            RatedMatch.objects.order_by("pool", "sequence").values_list("pool", "match_id")
+            RatedMatch.objects.order_by("pool", "sequence").values_list(
+                "pool", "match_id", "match__loser"
+            )
         )
-        match_ids = [match_id for _, match_id in ledger]
-        losers = dict(Match.objects.filter(pk__in=match_ids).values_list("pk", "loser"))
         tables: dict[int, list] = defaultdict(list)
         for match_id, bot_id in (
             Seat.objects.filter(match__rating_entry__isnull=False)
@@ -627,13 +627,12 @@ def ratings_recompute(*, fix: bool = False) -> Recomputation:
         }
         current: dict[tuple[str, int], list] = {}
         replayed: dict[tuple[int, int], tuple[float, float]] = {}
-        for pool, match_id in ledger:
+        for pool, match_id, loser in ledger:
             report.matches += 1
             table = tables.get(match_id, [])
             if None in table or len(set(table)) != len(table):
                 continue
             lines = [current.setdefault((pool, b), [elo.INITIAL_RATING, 0, 0, 0]) for b in table]
-            loser = losers[match_id]
             after = elo.elo_update([line[0] for line in lines], loser, k=settings.RATING_ELO_K)
             for seat, (bot_id, line) in enumerate(zip(table, lines, strict=True)):
                 replayed[match_id, bot_id] = (line[0], after[seat])
@@ -704,14 +703,17 @@ def pool_results(pool: str) -> tuple[list[list[int]], list[int | None], int]:
     return tables, losers, last
 
 
-def ratings_fit(*, pool: str, bootstraps: int | None = None) -> RatingFit | None:
+def ratings_fit(
+    *, pool: str, bootstraps: int | None = None, force: bool = False
+) -> RatingFit | None:
     """Fit the pool's ratings over all its rated results and store the fit (the leaderboard).
 
-    Return None when nothing was applied since the newest fit (the fit would be the same).
+    Return None when nothing was applied since the newest fit (the fit would be the same),
+    unless ``force``.
     """
     tables, losers, last = pool_results(pool)
     latest = RatingFit.objects.filter(pool=pool).order_by("-fitted_at", "-id").first()
-    if latest is not None and latest.through_sequence == last:
+    if latest is not None and latest.through_sequence == last and not force:
         return None
     anchor = Bot.objects.filter(name=settings.RATING_ANCHOR_BOT).first()
     bootstraps = settings.RATING_BOOTSTRAPS if bootstraps is None else bootstraps
