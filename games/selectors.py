@@ -43,16 +43,24 @@ def seats_of(user, match: Match | int) -> list[int]:
 
 def matches_for_listing() -> QuerySet[Match]:
     """Return matches with their seats, holders loaded in one query, and no heavy columns."""
-    return Match.objects.defer("snapshot", "seed", "decks").prefetch_related(
-        Prefetch("seats", queryset=Seat.objects.select_related("user", "bot").order_by("index"))
+    return (
+        Match.objects.defer("snapshot", "seed", "decks")
+        .select_related("created_by")
+        .prefetch_related(
+            Prefetch("seats", queryset=Seat.objects.select_related("user", "bot").order_by("index"))
+        )
     )
 
 
 def match_for_reading(match_id: int) -> Match:
     """Return one match with its seats and their holders; raise Match.DoesNotExist."""
-    return Match.objects.prefetch_related(
-        Prefetch("seats", queryset=Seat.objects.select_related("user", "bot").order_by("index"))
-    ).get(pk=match_id)
+    return (
+        Match.objects.select_related("created_by")
+        .prefetch_related(
+            Prefetch("seats", queryset=Seat.objects.select_related("user", "bot").order_by("index"))
+        )
+        .get(pk=match_id)
+    )
 
 
 def overdue_match_ids(*, now: datetime) -> list[int]:

@@ -1,0 +1,57 @@
+"""Concurrent submissions: exactly one move per ply is ever written."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from games.models import Move
+from tests.api.conftest import DUEL_DECK
+from tests.matches import start_match, token_client
+
+THREADS = 50
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_fifty_simultaneous_submissions_of_one_move_write_it_once(user_factory):
+    attacker = user_factory()
+    match = start_match([user_factory(), attacker], decks=[DUEL_DECK])
+    start = threading.Barrier(THREADS)
+    statuses: list[int] = []
+
+    def submit() -> None:
+        client = token_client(attacker)
+        try:
+            start.wait()
+            response = client.post(
+                f"/api/v1/matches/{match.pk}/moves/",
+                {"ply": 0, "move": {"type": "attack", "cards": ["8S"]}},
+            )
+            statuses.append(response.status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit) for _ in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(statuses) == [200] + [409] * (THREADS - 1)
+    assert Move.objects.filter(match=match).count() == 1
+    match.refresh_from_db()
+    assert (match.ply, match.to_move) == (1, 0)
+
+
+@pytest.mark.django_db
+def test_a_second_move_for_one_ply_is_refused_by_the_database(user_factory):
+    match = start_match([user_factory(), user_factory()], decks=[DUEL_DECK])
+    fields = {"seat": 1, "received_at": timezone.now(), "time_taken": 0.0}
+    Move.objects.create(match=match, ply=0, move={"type": "attack", "cards": ["8S"]}, **fields)
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Move.objects.create(match=match, ply=0, move={"type": "attack", "cards": ["9S"]}, **fields)

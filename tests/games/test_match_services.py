@@ -1,0 +1,204 @@
+"""The match services and selectors: snapshots, the cost of a move, forfeits, commitments."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from games import errors
+from games.engine import load_game
+from games.fairness import commitment_matches, decks_commitment, new_seed, seed_commitment
+from games.models import Match, Move
+from games.selectors import match_state
+from games.services import match_forfeit, match_move_submit, same_move
+from tests.matches import play_random_moves, start_match
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def pair(user_factory):
+    return [user_factory(), user_factory()]
+
+
+def test_state_comes_from_the_snapshot_without_a_query(pair, django_assert_num_queries):
+    match = play_random_moves(start_match(pair), 10)
+
+    with django_assert_num_queries(0):
+        state = match_state(match)
+
+    assert state.ply == 10
+
+
+def test_state_behind_its_snapshot_is_replayed_from_the_log_and_cached(pair):
+    match = play_random_moves(start_match(pair), 12)
+    expected = match_state(match).to_json()
+    Match.objects.filter(pk=match.pk).update(snapshot=None, snapshot_ply=None)
+    match.refresh_from_db()
+
+    state = match_state(match)
+
+    assert state.to_json() == expected
+    match.refresh_from_db()
+    assert (match.snapshot_ply, match.snapshot) == (12, expected)
+
+
+def test_stale_snapshot_is_replaced_when_the_log_is_ahead(pair):
+    match = play_random_moves(start_match(pair), 5)
+    old = match.snapshot
+    match = play_random_moves(match, 3)
+    Match.objects.filter(pk=match.pk).update(snapshot=old, snapshot_ply=5)
+    match.refresh_from_db()
+
+    assert match_state(match).ply == 8
+
+
+def test_replayed_series_state_equals_the_engines(pair):
+    match = play_random_moves(start_match(pair, format="fool"), 200, seed=3)
+    Match.objects.filter(pk=match.pk).update(snapshot=None)
+    match.refresh_from_db()
+
+    series = load_game("durak", players=2).series(seed=match.seed)
+    for move in Move.objects.filter(match=match).order_by("ply"):
+        series = series.play(move.move)
+
+    assert match_state(match).to_json() == series.to_json()
+
+
+def test_a_move_costs_one_locked_select_one_insert_and_one_update(pair):
+    match = play_random_moves(start_match(pair, format="fool"), 120, seed=5)
+    state = match_state(match)
+
+    with CaptureQueriesContext(connection) as queries:
+        match_move_submit(
+            match_id=match.pk, seat=match.to_move, ply=match.ply, move=state.legal_moves()[0]
+        )
+
+    statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    kinds = [re.match(r"\w+", sql).group(0) + " " + table(sql) for sql in statements]
+    assert kinds == ["SELECT games_match", "INSERT games_move", "UPDATE games_match"]
+    if connection.vendor == "postgresql":
+        assert statements[0].endswith("FOR UPDATE")
+
+
+def table(sql: str) -> str:
+    return re.search(r'(?:FROM|INTO|UPDATE) "?(\w+)"?', sql).group(1)
+
+
+def test_move_records_when_it_came_and_how_long_the_seat_took(pair):
+    match = start_match(pair)
+    state = match_state(match)
+
+    outcome = match_move_submit(
+        match_id=match.pk, seat=match.to_move, ply=0, move=state.legal_moves()[0]
+    )
+
+    move = Move.objects.get(match=match, ply=0)
+    assert move.received_at >= match.turn_started_at
+    assert move.time_taken == pytest.approx(
+        (move.received_at - match.turn_started_at).total_seconds()
+    )
+    assert outcome.replayed is False
+
+
+def test_move_that_ends_the_match_finishes_it_and_reveals_the_seed(pair):
+    match = play_random_moves(start_match(pair), 600, seed=1)
+
+    assert match.status == Match.Status.FINISHED
+    assert match.seed_revealed and match.finished_at and match.to_move is None
+    assert match.end_reason in {"loser", "both_out", "repetition", "move_limit"}
+    assert match.result == match_state(match).result
+    assert match.loser == match.result["loser"]
+
+
+def test_unique_constraint_is_the_last_guard_when_the_lock_is_bypassed(pair, monkeypatch):
+    from games import services
+
+    match = start_match(pair)
+    before = Match.objects.get(pk=match.pk)
+    state = match_state(before)
+    first, second = state.legal_moves()[:2]
+    match_move_submit(match_id=match.pk, seat=before.to_move, ply=0, move=first)
+    # A writer that read the match before that move, as if it held no lock.
+    monkeypatch.setattr(services, "match_row", lambda match_id, for_update=False: before)
+
+    with pytest.raises(errors.StalePly) as refused:
+        match_move_submit(match_id=match.pk, seat=before.to_move, ply=0, move=second)
+
+    assert refused.value.current_ply == 1
+    assert Move.objects.filter(match=match).count() == 1
+
+
+def test_same_move_ignores_the_order_of_a_set_of_cards():
+    assert same_move(
+        {"type": "attack", "cards": ["8S", "8D"]}, {"type": "attack", "cards": ["8D", "8S"]}
+    )
+    assert same_move(
+        {"type": "beat", "covers": [["8S", "9S"], ["8D", "9D"]]},
+        {"type": "beat", "covers": [["8D", "9D"], ["8S", "9S"]]},
+    )
+    assert not same_move(
+        {"type": "beat", "covers": [["8S", "9S"]]}, {"type": "beat", "covers": [["9S", "8S"]]}
+    )
+
+
+# --- Forfeits ---------------------------------------------------------------------------
+
+
+def test_forfeit_ends_the_match_with_the_seat_as_loser_and_the_reason(pair):
+    match = play_random_moves(start_match(pair, move_time_limit=5), 4)
+
+    match_forfeit(match_id=match.pk, seat=1, code="forfeit", detail="bot answered garbage")
+
+    match.refresh_from_db()
+    assert (match.status, match.loser, match.forfeit_seat) == ("finished", 1, 1)
+    assert (match.end_reason, match.forfeit_reason) == ("forfeit", "bot answered garbage")
+    assert match.result["loser"] == 1 and match.seed_revealed
+    assert match.deadline_at is None
+
+
+def test_forfeit_of_a_match_already_over_changes_nothing(pair):
+    match = start_match(pair)
+    match_forfeit(match_id=match.pk, seat=0, code="resign", detail="first")
+
+    match_forfeit(match_id=match.pk, seat=1, code="timeout", detail="second")
+
+    match.refresh_from_db()
+    assert (match.loser, match.end_reason, match.forfeit_reason) == (0, "resign", "first")
+
+
+def test_forfeit_for_a_ply_the_match_has_left_changes_nothing(pair):
+    match = play_random_moves(start_match(pair), 3)
+
+    match_forfeit(match_id=match.pk, seat=0, code="timeout", detail="late", expected_ply=2)
+
+    match.refresh_from_db()
+    assert match.status == Match.Status.ACTIVE
+
+
+# --- Commitments ------------------------------------------------------------------------
+
+
+def test_seed_commitment_is_the_sha256_of_the_seeds_ascii_hex():
+    seed = new_seed()
+
+    assert re.fullmatch(r"[0-9a-f]{64}", seed)
+    assert seed_commitment("abc") == (
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    )
+    assert commitment_matches(seed_commitment(seed), seed=seed)
+    assert not commitment_matches(seed_commitment(seed), seed=new_seed())
+
+
+def test_decks_commitment_hashes_the_compact_json_of_the_decks():
+    assert decks_commitment([["6S", "7S"]]) == seed_commitment('[["6S","7S"]]')
+
+
+def test_every_seed_deals_a_different_match(user_factory):
+    users = [user_factory(), user_factory()]
+    seeds = {start_match(users).seed for _ in range(5)}
+
+    assert len(seeds) == 5

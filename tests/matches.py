@@ -1,0 +1,110 @@
+"""Helpers for tests of matches: clients with tokens, matches started, hidden cards.
+
+Imported by the tests of ``tests/api`` and ``tests/games``; fixtures wrapping them live in
+their ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from games.engine.cards import deck_cards
+from games.models import Match
+from games.selectors import match_state
+from games.services import match_create, match_move_submit
+
+
+def token_client(user) -> APIClient:
+    """Return an API client authenticated as ``user`` with its token."""
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def start_match(users: list, *, game: str = "durak", **options) -> Match:
+    """Create and start a match with ``users`` in its seats, in order."""
+    return match_create(
+        creator=users[0],
+        game=game,
+        players=len(users),
+        seats=[{"user": user} for user in users],
+        **options,
+    )
+
+
+def play_random_moves(match: Match, count: int, *, seed: int = 0) -> Match:
+    """Play up to ``count`` random legal moves through the service; return the match."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        match.refresh_from_db()
+        if match.status != Match.Status.ACTIVE:
+            break
+        state = match_state(match)
+        match_move_submit(
+            match_id=match.pk,
+            seat=match.to_move,
+            ply=match.ply,
+            move=rng.choice(state.legal_moves()),
+        )
+    match.refresh_from_db()
+    return match
+
+
+def play_to_the_middle(match: Match, *, seed: int = 0) -> Match:
+    """Play random moves until the match is well under way but not over.
+
+    Durak: until the first refill has happened and the talon still holds cards; Volynshchik:
+    a dozen moves. Raise if the match ends first (choose another seed).
+    """
+    rng = random.Random(seed)
+    for _ in range(400):
+        match.refresh_from_db()
+        assert match.status == Match.Status.ACTIVE, "the match ended before its middle"
+        state = match_state(match)
+        full = state.reveal()
+        if match.game == "durak":
+            if len(full["discard"]) >= 4 and full["talon_size"] >= 4 and not full["table"]:
+                return match
+        elif match.ply >= 12 and full["phase"] == "respond":
+            return match
+        match_move_submit(
+            match_id=match.pk,
+            seat=match.to_move,
+            ply=match.ply,
+            move=rng.choice(state.legal_moves()),
+        )
+    raise AssertionError("no middle position found")
+
+
+def hidden_cards(match: Match, observer: int | None) -> set[str]:
+    """Return the cards ``observer`` (a seat, or None for anyone else) must not see now.
+
+    Other seats' hands except the cards everyone saw go into them, the talon except the
+    face-up trump card, and the reserve cards not turned up by a declaration.
+    """
+    full = match_state(match).reveal()
+    hidden: set[str] = set()
+    for seat, hand in enumerate(full["hands"]):
+        if seat != observer:
+            hidden |= set(hand) - set(full["known_cards"][seat])
+    if match.game == "durak":
+        hidden |= set(full["talon"]) - {full["trump_card"]}
+    else:
+        for seat, reserve in enumerate(full["reserves"]):
+            if seat != observer and full["revealed_reserves"][seat] is None:
+                hidden.add(reserve)
+    return hidden
+
+
+def cards_in(text: str, cards: set[str]) -> set[str]:
+    """Return the cards of ``cards`` that appear in ``text`` as card strings."""
+    return {card for card in cards if re.search(rf"(?<![0-9A-Za-z]){card}(?![0-9A-Za-z])", text)}
+
+
+def every_card(deck_size: int) -> set[str]:
+    return set(deck_cards(deck_size))
