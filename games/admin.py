@@ -7,6 +7,9 @@ too: a staff member may also be a player.
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import Prefetch
+from django.urls import reverse
+from django.utils.html import format_html
 
 from games.models import Match, Move, Seat
 
@@ -28,7 +31,7 @@ class SeatInline(admin.TabularInline):
 class MatchAdmin(admin.ModelAdmin):
     list_display = (
         "id", "game", "players", "format", "status", "rated", "ply", "loser", "end_reason",
-        "created_at", "finished_at",
+        "created_at", "finished_at", "seated", "replay",
     )  # fmt: skip
     list_filter = ("game", "status", "format", "rated", "players", "end_reason")
     search_fields = ("=id", "seats__user__username", "seats__bot__name")
@@ -37,7 +40,29 @@ class MatchAdmin(admin.ModelAdmin):
     list_select_related = ("created_by",)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).defer(*SECRET_FIELDS)
+        seats = Seat.objects.select_related("user", "bot").order_by("index")
+        return (
+            super()
+            .get_queryset(request)
+            .defer(*SECRET_FIELDS)
+            .prefetch_related(Prefetch("seats", queryset=seats))
+        )
+
+    def view_on_site(self, obj: Match) -> str:
+        return reverse("web:match", args=[obj.pk])
+
+    @admin.display(description="seats")
+    def seated(self, obj: Match) -> str:
+        return ", ".join(
+            f"{seat.index}: {seat.bot or seat.user or 'open'}" for seat in obj.seats.all()
+        )
+
+    @admin.display(description="replay")
+    def replay(self, obj: Match) -> str:
+        if obj.status not in (Match.Status.ACTIVE, Match.Status.FINISHED):
+            return "–"
+        label = "replay" if obj.status == Match.Status.FINISHED else "watch"
+        return format_html('<a href="{}">{}</a>', reverse("web:match", args=[obj.pk]), label)
 
     def get_fields(self, request, obj=None):
         fields = [f.name for f in Match._meta.fields if f.name != "id"]
@@ -60,11 +85,38 @@ class MatchAdmin(admin.ModelAdmin):
 class MoveAdmin(admin.ModelAdmin):
     """The log is append-only: no add, change or delete, here as anywhere."""
 
-    list_display = ("match", "ply", "seat", "move", "received_at", "time_taken")
+    list_display = ("match", "ply", "seat", "move", "received_at", "time_taken", "replay")
     list_filter = ("match__game",)
     search_fields = ("=match__id",)
     list_select_related = ("match",)
     fields = ("match", "ply", "seat", "move", "received_at", "time_taken", "idempotency_key")
+    readonly_fields = fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="replay")
+    def replay(self, obj: Move) -> str:
+        # The replay's ply N is the table after N moves: this move is ply + 1.
+        url = reverse("web:match", args=[obj.match_id]) + f"?ply={obj.ply + 1}"
+        return format_html('<a href="{}">after this move</a>', url)
+
+
+@admin.register(Seat)
+class SeatAdmin(admin.ModelAdmin):
+    """Who held which seat: read-only, seats change only through games.services."""
+
+    list_display = ("match", "index", "user", "bot")
+    list_filter = ("match__game", "match__status")
+    search_fields = ("=match__id", "user__username", "bot__name")
+    list_select_related = ("match", "user", "bot")
+    fields = ("match", "index", "user", "bot")
     readonly_fields = fields
 
     def has_add_permission(self, request) -> bool:

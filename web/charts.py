@@ -1,7 +1,7 @@
 """Charts drawn on the server as inline SVG: no script and no chart library needed.
 
-``rating_chart`` draws a bot's rating history: its Elo after each rated match, one line
-per rating pool, with the batch fits' ratings and 95% intervals as error bars.
+``rating_charts`` draws a bot's rating history: its Elo after each rated match, and the
+batch fits' ratings with their 95% intervals, one line per rating pool.
 ``sparkline`` draws the small trend line of a leaderboard row.
 """
 
@@ -22,6 +22,8 @@ POOL_COLOURS = {
     "volynshchik": "#cc79a7",
 }
 FALLBACK_COLOUR = "#555555"
+# The bot page shows two charts side by side: a narrower drawing keeps its text readable.
+CHART_SIZE = {"width": 480, "height": 260}
 
 
 @dataclass
@@ -117,6 +119,16 @@ def line_chart(
             )
         )  # fmt: skip
     for s in series:
+        if len(s.intervals) > 1:
+            band = [(px(x), py(high)) for x, _, _, high in s.intervals]
+            band += [(px(x), py(low)) for x, _, low, _ in reversed(s.intervals)]
+            parts.append(
+                format_html(
+                    '<polygon class="band" points="{}" fill="{}"></polygon>',
+                    " ".join(f"{x},{y}" for x, y in band),
+                    s.colour,
+                )
+            )
         for x, rating, low, high in s.intervals:
             parts.append(
                 format_html(
@@ -159,33 +171,49 @@ def line_chart(
     )
 
 
-def rating_chart(history: dict) -> SafeString:
-    """Draw ``tournaments.selectors.bot_rating_history``: Elo lines and fitted intervals.
+def rating_charts(history: dict) -> dict[str, SafeString]:
+    """Draw ``tournaments.selectors.bot_rating_history`` as two charts, one line per pool.
 
-    The x axis counts the bot's rated matches in each pool; a fit is drawn at the number
-    of the bot's matches it had seen when it was made.
+    ``elo``: the live Elo after each rated match. ``fit``: the batch fits' ratings with
+    their 95% intervals as a band. The two are on different scales (Elo starts at 1500,
+    the fit holds its anchor bot at 1000), so they are not drawn on one axis. Both x axes
+    count the bot's rated matches in the pool; a fit is drawn at the number of the bot's
+    matches it had seen when it was made.
     """
-    by_pool: dict[str, Series] = {}
+    elo: dict[str, Series] = {}
+    fits: dict[str, Series] = {}
     times: dict[str, list] = {}
-    for number_and_change in _numbered(history["elo"]):
-        number, change = number_and_change
+    for number, change in _numbered(history["elo"]):
         pool = change["pool"]
-        series = by_pool.setdefault(pool, Series(pool, POOL_COLOURS.get(pool, FALLBACK_COLOUR), []))
+        series = elo.setdefault(pool, Series(pool, POOL_COLOURS.get(pool, FALLBACK_COLOUR), []))
         if not series.points:
             series.points.append((0, change["before"]))
         series.points.append((number, change["after"]))
         times.setdefault(pool, []).append(change["created_at"])
     for fit in history["fits"]:
         pool = fit["pool"]
-        series = by_pool.setdefault(pool, Series(pool, POOL_COLOURS.get(pool, FALLBACK_COLOUR), []))
+        series = fits.setdefault(pool, Series(pool, POOL_COLOURS.get(pool, FALLBACK_COLOUR), []))
         seen = sum(1 for t in times.get(pool, []) if t <= fit["fitted_at"])
+        series.points.append((seen, fit["rating"]))
         series.intervals.append((seen, fit["rating"], fit["low"], fit["high"]))
-    return line_chart(
-        list(by_pool.values()),
-        x_label="rated matches",
-        y_label="rating",
-        title="Rating history",
-    )
+    charts = {}
+    if elo:
+        charts["elo"] = line_chart(
+            list(elo.values()),
+            x_label="rated matches",
+            y_label="Elo",
+            title="Elo history",
+            **CHART_SIZE,
+        )
+    if fits:
+        charts["fit"] = line_chart(
+            list(fits.values()),
+            x_label="rated matches",
+            y_label="rating (95% interval)",
+            title="Fitted rating history",
+            **CHART_SIZE,
+        )
+    return charts
 
 
 def _numbered(changes: list[dict]):

@@ -94,6 +94,7 @@ def demo_arena(
     series: bool = False,
     tournament: bool = True,
     fit_bootstraps: int = 20,
+    fit_every: int = 2,
 ) -> Demo:
     """Fill the database with a small arena; return what was made."""
     with eager_tasks():
@@ -116,6 +117,10 @@ def demo_arena(
             if number // len(pairs) % 2:
                 a, b = b, a
             demo.rated.append(bot_match_play("durak", [bots[a], bots[b]], rated=True))
+            if number % fit_every == fit_every - 1:
+                # Fits now and then, so that the rating history has more than one point.
+                tournament_services.ratings_apply_pending()
+                tournament_services.ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
         if volynshchik:
             demo.others.append(
                 bot_match_play("volynshchik", [bots["greedy"], bots["random"], bots["bob-random"]])

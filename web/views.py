@@ -24,7 +24,7 @@ from games.selectors import match_for_reading, match_verification, matches_for_l
 from tournaments import selectors as ratings
 from tournaments.models import POOLS, Rating, Tournament, TournamentMatch
 from web import selectors
-from web.charts import POOL_COLOURS, rating_chart, sparkline
+from web.charts import POOL_COLOURS, rating_charts, sparkline
 from web.forms import ArchiveFilterForm, SignupForm
 
 ARCHIVE_PAGE_SIZE = 25
@@ -127,7 +127,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         "web/bot_detail.html",
         {
             "bot": bot,
-            "chart": rating_chart(history) if history["elo"] or history["fits"] else "",
+            "charts": rating_charts(history),
             "pools": pools,
             "matches": selectors.bot_matches(bot),
             "forfeits": selectors.bot_forfeits(bot),

@@ -48,15 +48,18 @@ def test_leaderboard_sorts_by_a_column(page, live_demo):
 
 def test_bot_page_shows_its_rating_chart(page, phone, live_demo):
     page.open("/bots/greedy/")
-    chart = page.page.locator("#rating-history svg.chart")
+    charts = page.page.locator("#rating-history svg.chart")
+    assert charts.count() == 2  # the fitted rating and the Elo
+    chart = charts.first
     assert chart.is_visible()
     assert chart.locator("path.line").count() == 1
+    assert chart.locator(".interval").count() >= 1
     box = chart.bounding_box()
     assert box["width"] > 300 and box["height"] > 100
     page.screenshot("bot")
 
     phone.open("/bots/greedy/")
-    assert phone.page.locator("#rating-history svg.chart").is_visible()
+    assert phone.page.locator("#rating-history svg.chart").first.is_visible()
     phone.screenshot("bot-phone")
 
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from games.models import Match, Seat
 from games.selectors import match_state
 from tournaments.models import Tournament
-from web.charts import rating_chart, sparkline
+from web.charts import rating_charts, sparkline
 from web.demo import bot_match_play
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +66,7 @@ def test_bot_page_draws_the_rating_history_and_lists_matches_and_forfeits(client
 
     assert response.status_code == 200
     page = text(response)
-    assert '<svg class="chart"' in page and 'class="line"' in page
+    assert page.count('<svg class="chart"') == 2 and 'class="line"' in page
     assert "did not move within the time limit" in page  # the forfeit's reason
     assert response.context["forfeit_count"] == 1
     assert f'href="/matches/{demo.forfeited.pk}/"' in page
@@ -83,14 +83,19 @@ def test_bot_page_of_an_unknown_bot_is_404(client, db):
     assert client.get("/bots/nobody/").status_code == 404
 
 
-def test_rating_chart_has_one_line_per_pool_and_an_interval_per_fit(demo):
+def test_rating_charts_draw_elo_and_the_fits_with_their_intervals(demo):
+    from tournaments.models import FitEntry
     from tournaments.selectors import bot_rating_history
 
-    chart = str(rating_chart(bot_rating_history(demo.bots["greedy"].pk)))
+    bot = demo.bots["greedy"]
+    charts = rating_charts(bot_rating_history(bot.pk))
 
-    assert chart.count('class="line"') == 1
-    assert chart.count('class="interval"') == 1
-    assert 'data-series="durak-2p"' in chart
+    elo, fit = str(charts["elo"]), str(charts["fit"])
+    assert elo.count('class="line"') == 1 and 'data-series="durak-2p"' in elo
+    fits = FitEntry.objects.filter(bot=bot).count()
+    assert fits >= 2
+    assert fit.count('class="interval"') == fits
+    assert fit.count('class="band"') == 1
 
 
 def test_sparkline_is_green_going_up_and_empty_without_history():
