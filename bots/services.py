@@ -594,6 +594,7 @@ def _bot_forfeit(turn: _BotTurn, *, code: str, detail: str) -> None:
     logger.info(
         "bot %s forfeits match %s at ply %s: %s (%s)",
         turn.bot.name, turn.match_id, turn.ply, code, detail,
+        extra={"match_id": turn.match_id},
     )
     match = match_forfeit(
         match_id=turn.match_id, seat=turn.seat, code=code, detail=detail, expected_ply=turn.ply

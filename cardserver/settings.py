@@ -11,6 +11,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from cardserver.logs import logging_config
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -59,6 +61,28 @@ ALLOWED_HOSTS = _env_list(
 )
 CSRF_TRUSTED_ORIGINS = _env_list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# --- Security (`manage.py check --deploy` passes with DEBUG off) -------------------------
+
+# Behind a TLS proxy: redirect plain HTTP to HTTPS (the health check is exempt, so that a
+# load balancer or a container health check may ask over plain HTTP), and trust the
+# proxy's X-Forwarded-Proto header only when told that a proxy sets it.
+SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/health/$"]
+if _env_bool("SECURE_PROXY_SSL_HEADER", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_HSTS_SECONDS = 0 if DEBUG else int(os.environ.get("SECURE_HSTS_SECONDS") or 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = _env_bool("SECURE_HSTS_PRELOAD", default=True)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Cookies travel over HTTPS only. SECURE_COOKIES=0 is for trying the production shape on
+# plain HTTP (docker/compose.yaml without a TLS proxy), where a secure session cookie
+# would never come back and no one could sign in.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _env_bool("SECURE_COOKIES", default=not DEBUG)
+SESSION_COOKIE_HTTPONLY = True
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -80,6 +104,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "cardserver.middleware.RequestBodyLimitMiddleware",
+    "cardserver.middleware.MatchContextMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -181,6 +207,12 @@ REST_FRAMEWORK = {
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 
+# Request bodies: an API request may send at most API_MAX_BODY_SIZE bytes (413 beyond,
+# cardserver.middleware.RequestBodyLimitMiddleware; the largest real one, a match created
+# with its deck, is under 2 KB); any other request at most DATA_UPLOAD_MAX_MEMORY_SIZE.
+API_MAX_BODY_SIZE = int(os.environ.get("API_MAX_BODY_SIZE") or 64 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE") or 1024 * 1024)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Card Arena API",
     "DESCRIPTION": (
@@ -276,17 +308,10 @@ LADDER_PAUSE_AFTER_FORFEITS = 3
 
 # --- Logging ----------------------------------------------------------------------------
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "console": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
-    },
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "console"},
-    },
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO").upper()},
-    # Django's default configuration gives "django" handlers of its own; naming the logger
-    # here removes them, so its records reach the console once, through the root logger.
-    "loggers": {"django": {"level": "INFO"}},
-}
+# One JSON object per line (cardserver/logs.py) in production, plain text in development.
+LOG_FORMAT = (os.environ.get("LOG_FORMAT", "").strip().lower() or ("text" if DEBUG else "json"))
+if LOG_FORMAT not in ("json", "text"):
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not json or text.")
+LOGGING = logging_config(
+    log_format=LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO").strip().upper() or "INFO"
+)

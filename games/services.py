@@ -224,6 +224,10 @@ def match_start(*, match: Match, now: datetime | None = None) -> Match:
         ]
     )  # fmt: skip
     match_id, first_deadline = match.pk, match.move_time_limit + DEADLINE_GRACE
+    logger.info(
+        "match %s started: %s, %s players, %s to move",
+        match_id, match.game, match.players, match.to_move, extra={"match_id": match_id},
+    )
     transaction.on_commit(lambda: _send_deadline_watch(match_id, first_deadline))
     _on_commit_turn_started(match)
     return match
@@ -323,6 +327,10 @@ def _play(match: Match, seat: int, move: dict, idempotency_key: str, now: dateti
         idempotency_key=idempotency_key,
     )
     move_insert(logged)
+    logger.debug(
+        "match %s ply %s: seat %s played %s",
+        match.pk, ply, seat, move, extra={"match_id": match.pk, "ply": ply, "seat": seat},
+    )
     match.ply = ply + 1
     match.snapshot = state.to_json()
     match.snapshot_ply = match.ply
@@ -338,6 +346,10 @@ def _play(match: Match, seat: int, move: dict, idempotency_key: str, now: dateti
         match.finished_at = now
         match.seed_revealed = True
         fields += ["status", "result", "loser", "end_reason", "finished_at", "seed_revealed"]
+        logger.info(
+            "match %s finished after %s moves: loser %s (%s)",
+            match.pk, match.ply, match.loser, match.end_reason, extra={"match_id": match.pk},
+        )
     else:
         match.to_move = state.to_move
         _open_turn(match, now)
@@ -477,6 +489,10 @@ def _forfeit(match: Match, seat: int, code: str, detail: str, now: datetime) -> 
         }
     else:
         result = {"loser": seat, "out_order": public["out_order"]}
+    logger.info(
+        "match %s: seat %s loses at ply %s (%s): %s",
+        match.pk, seat, match.ply, code, detail, extra={"match_id": match.pk},
+    )
     match.status = Match.Status.FINISHED
     match.result = result
     match.loser = seat
@@ -529,7 +545,10 @@ def _send_turn_started(match_id: int, ply: int) -> None:
     except Exception:
         # The move is committed; a lost message must not turn its answer into a 500. The
         # deadline watch and the periodic sweep still end a match nobody moves in.
-        logger.exception("Could not send match_turn_started(%s, %s)", match_id, ply)
+        logger.exception(
+            "Could not send match_turn_started(%s, %s)", match_id, ply,
+            extra={"match_id": match_id},
+        )
 
 
 def _send_deadline_watch(match_id: int, countdown: float) -> None:
@@ -538,7 +557,9 @@ def _send_deadline_watch(match_id: int, countdown: float) -> None:
     try:
         enforce_move_deadline.apply_async((match_id,), countdown=countdown)
     except Exception:
-        logger.exception("Could not send enforce_move_deadline(%s)", match_id)
+        logger.exception(
+            "Could not send enforce_move_deadline(%s)", match_id, extra={"match_id": match_id}
+        )
 
 
 def _check_holder(holder: dict[str, Any], game: str) -> None:

@@ -78,6 +78,8 @@ def sweep_overdue_matches() -> list[int]:
     admin).
     """
     forfeited = services.matches_overdue_forfeit()
-    if forfeited:
-        logger.info("Forfeited on time: matches %s", forfeited)
+    for match_id in forfeited:
+        logger.info(
+            "match %s forfeited on time by the sweep", match_id, extra={"match_id": match_id}
+        )
     return forfeited

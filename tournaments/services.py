@@ -244,7 +244,9 @@ def tournament_match_play(*, tournament_match_id: int) -> str:
         match_play_to_end(match_id=match_id)
     except Exception as exc:
         # A bug in a built-in player or the engine: give the match up rather than retry.
-        logger.exception("tournament match %s failed", tournament_match_id)
+        logger.exception(
+            "tournament match %s failed", tournament_match_id, extra={"match_id": match_id}
+        )
         return _tournament_match_record(tournament_match_id, error=repr(exc)[:500])
     return _tournament_match_record(tournament_match_id)
 
