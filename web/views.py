@@ -4,6 +4,8 @@ or their own page again from a small script."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import auth, messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
@@ -209,7 +211,9 @@ def _cell(score: float, games: int) -> dict:
 def archive(request: HttpRequest) -> HttpResponse:
     form = ArchiveFilterForm(request.GET or None)
     matches = matches_for_listing().order_by("-created_at", "-id")
+    api_query = ""
     if form.is_bound and form.is_valid():
+        api_query = urlencode(form.filter_data())
         matches = MatchFilter(form.filter_data(), queryset=matches).qs
         if form.cleaned_data.get("result") == "forfeit":
             matches = matches.filter(forfeit_seat__isnull=False)
@@ -224,6 +228,7 @@ def archive(request: HttpRequest) -> HttpResponse:
             "page": page,
             "lines": selectors.match_lines(page.object_list),
             "query": query.urlencode(),
+            "api_query": api_query,
         },
     )
 

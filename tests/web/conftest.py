@@ -132,6 +132,8 @@ class BrowserPage:
     def screenshot(self, name: str) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
+        # A full-page shot of a scrolled page draws the sticky top bar where it sits now.
+        self.page.evaluate("window.scrollTo(0, 0)")
         self.page.screenshot(path=str(path), full_page=True)
         return path
 

@@ -299,8 +299,8 @@
     for (let i = Math.max(0, count - 3); i < count; i++) stack.append(cardFace(cards[i]));
     return el("div", { className: "discard" }, [
       el("div", { className: "zone-title", text: title }),
-      count ? stack : el("span", { className: "empty-zone", text: "none" }),
-      el("span", { className: "small", text: count + " card" + (count === 1 ? "" : "s") }),
+      count ? stack : el("span", { className: "empty-zone", text: "empty" }),
+      count ? el("span", { className: "small", text: count + " card" + (count === 1 ? "" : "s") }) : null,
     ]);
   }
 

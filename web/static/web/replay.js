@@ -19,14 +19,16 @@
   let timer = null;
   let following = false;
 
+  const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+
   function words(index) {
     const step = steps[index];
     const state = step.state;
     if (index === 0) {
       if (config.game === "durak") {
-        return ["The cards are dealt; the trump card is ", A.cardText(state.trump_card), ". ", A.seatName(config.seats, state.to_move) + " attacks first."];
+        return ["The cards are dealt; the trump card is ", A.cardText(state.trump_card), ". ", capital(A.seatName(config.seats, state.to_move)) + " attacks first."];
       }
-      return ["The whole deck is dealt; each player's last card is a face-down reserve. ", A.seatName(config.seats, state.to_move) + " leads."];
+      return ["The whole deck is dealt; each player's last card is a face-down reserve. ", capital(A.seatName(config.seats, state.to_move)) + " leads."];
     }
     const before = steps[index - 1].state;
     const parts = A.describeMove(config.game, step.seat, step.move, before, state, config.seats);
@@ -35,7 +37,7 @@
       const deal = series.deals[series.deals.length - 1];
       parts.push(". Deal " + series.deals.length + " is over: ");
       if (deal.loser === null || deal.loser === undefined) parts.push("drawn, its letter carries over");
-      else parts.push(A.seatName(config.seats, deal.loser) + " is the fool of the deal and now holds " + (series.letters_word[deal.loser] || "no letters"));
+      else parts.push(capital(A.seatName(config.seats, deal.loser)) + " is the fool of the deal and now holds " + (series.letters_word[deal.loser] || "no letters"));
     } else if (state.is_over && !series) {
       parts.push(". The deal is over");
     }
@@ -59,7 +61,8 @@
     const loser = last && replay.complete && replay.result ? replay.result.loser : null;
     A.renderTable(table, step.state, { seats: config.seats, me: null, lastMove: step, loser });
 
-    $("ply-label").textContent = current === 0 ? "Start" : "Move " + current + " of " + (steps.length - 1);
+    const deal = step.state.series ? "Deal " + (step.state.series.deal_number + 1) + " · " : "";
+    $("ply-label").textContent = deal + (current === 0 ? "Start" : "Move " + current + " of " + (steps.length - 1));
     $("move-words").replaceChildren(...words(current));
     const banner = $("result");
     const text = last ? finalResult() : null;
