@@ -271,6 +271,12 @@ CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 
+# The health check (GET /api/v1/health/): seconds to wait for the broker's answer and for
+# the workers' answers to a ping, and for how long the workers' answer is reused.
+HEALTH_BROKER_TIMEOUT = 2.0
+HEALTH_WORKER_TIMEOUT = float(os.environ.get("HEALTH_WORKER_TIMEOUT") or 1.0)
+HEALTH_WORKER_CACHE = 10.0
+
 # --- Bots -------------------------------------------------------------------------------
 
 # Whether bot URLs may lead to loopback, private, link-local or multicast addresses: on in

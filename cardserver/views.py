@@ -1,18 +1,27 @@
 """Project-wide views: the health check and the error pages."""
 
 import logging
+import os
+import time
 
+from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.decorators import api_view, authentication_classes, permission_classes
+from rest_framework.decorators import (
+    api_view,
+    authentication_classes,
+    permission_classes,
+    throttle_classes,
+)
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cardserver.api import error_body
+from cardserver.celery import app as celery_app
 
 logger = logging.getLogger(__name__)
 
@@ -21,30 +30,127 @@ API_PREFIX = "/api/"
 _health_serializer = inline_serializer(
     name="Health",
     fields={
-        "status": serializers.ChoiceField(choices=["ok", "unavailable"]),
+        "status": serializers.ChoiceField(
+            choices=["ok", "unavailable"],
+            help_text="ok (200) when the database and the broker answer; else unavailable (503).",
+        ),
         "database": serializers.ChoiceField(choices=["ok", "error"]),
+        "broker": serializers.ChoiceField(choices=["ok", "error"]),
+        "workers": inline_serializer(
+            name="HealthWorkers",
+            fields={
+                "status": serializers.ChoiceField(
+                    choices=["ok", "none", "unknown"],
+                    help_text=(
+                        "ok: at least one Celery worker answered a ping; none: none "
+                        "answered; unknown: the broker is down or cannot carry pings."
+                    ),
+                ),
+                "answered": serializers.IntegerField(
+                    allow_null=True, help_text="Workers that answered, or null when unknown."
+                ),
+                "names": serializers.ListField(child=serializers.CharField()),
+            },
+        ),
     },
 )
 
 
 @extend_schema(
-    summary="Report whether the service and its database answer",
+    summary="Report whether the database, the broker and the Celery workers answer",
+    description=(
+        "200 when the database answers `SELECT 1` and the broker a ping (or, for the "
+        "embedded broker, its folders are writable); 503 otherwise. Workers are pinged "
+        "through the broker (at most `HEALTH_WORKER_TIMEOUT` seconds, the answer kept for "
+        "`HEALTH_WORKER_CACHE` seconds) and reported, but do not change the status: a web "
+        "server without workers still serves the API."
+    ),
     responses={200: _health_serializer, 503: _health_serializer},
     auth=[],
 )
 @api_view(["GET"])
 @authentication_classes([])
 @permission_classes([AllowAny])
+@throttle_classes([])
 def health(request: Request) -> Response:
-    """Answer 200 if the database runs ``SELECT 1``, else 503."""
+    """Answer 200 if the database and the broker answer, else 503; report the workers."""
+    database = _database_status()
+    broker = _broker_status()
+    workers = _workers_status() if broker == "ok" else _UNKNOWN_WORKERS
+    healthy = database == "ok" and broker == "ok"
+    return Response(
+        {
+            "status": "ok" if healthy else "unavailable",
+            "database": database,
+            "broker": broker,
+            "workers": workers,
+        },
+        status=200 if healthy else 503,
+    )
+
+
+_UNKNOWN_WORKERS = {"status": "unknown", "answered": None, "names": []}
+# The last worker ping: (time.monotonic() when it was made, its report).
+_workers_seen: tuple[float, dict] | None = None
+
+
+def _database_status() -> str:
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except DatabaseError:
-        logger.exception("Health check failed: the database did not answer SELECT 1.")
-        return Response({"status": "unavailable", "database": "error"}, status=503)
-    return Response({"status": "ok", "database": "ok"})
+        logger.exception("Health check: the database did not answer SELECT 1.")
+        return "error"
+    return "ok"
+
+
+def _broker_status() -> str:
+    """Return "ok" if the Celery broker answers within ``HEALTH_BROKER_TIMEOUT``."""
+    url = celery_app.conf.broker_url or ""
+    timeout = settings.HEALTH_BROKER_TIMEOUT
+    try:
+        if url.startswith("filesystem://"):
+            # The embedded broker is a folder: it answers if this process may write there.
+            options = celery_app.conf.broker_transport_options or {}
+            folders = [options.get("data_folder_in"), options.get("control_folder")]
+            if not all(f and os.path.isdir(f) and os.access(f, os.W_OK) for f in folders):
+                raise OSError(f"embedded broker folders not writable: {folders}")
+        elif url.startswith(("redis://", "rediss://", "unix://")):
+            import redis
+
+            client = redis.Redis.from_url(
+                url, socket_connect_timeout=timeout, socket_timeout=timeout
+            )
+            try:
+                client.ping()
+            finally:
+                client.close()
+        else:
+            with celery_app.connection_for_write() as conn:
+                conn.ensure_connection(max_retries=1, timeout=timeout)
+    except Exception:  # noqa: BLE001 - any failure to reach the broker is reported as such
+        logger.warning("Health check: the broker did not answer.", exc_info=True)
+        return "error"
+    return "ok"
+
+
+def _workers_status() -> dict:
+    """Return how many Celery workers answer a ping (kept ``HEALTH_WORKER_CACHE`` seconds)."""
+    global _workers_seen
+    now = time.monotonic()
+    if _workers_seen is not None and now - _workers_seen[0] < settings.HEALTH_WORKER_CACHE:
+        return _workers_seen[1]
+    try:
+        replies = celery_app.control.ping(timeout=settings.HEALTH_WORKER_TIMEOUT) or []
+    except Exception:  # noqa: BLE001 - a transport without remote control, a broker gone
+        logger.warning("Health check: the workers could not be pinged.", exc_info=True)
+        report = dict(_UNKNOWN_WORKERS)
+    else:
+        names = sorted(name for reply in replies for name in reply)
+        report = {"status": "ok" if names else "none", "answered": len(names), "names": names}
+    _workers_seen = (now, report)
+    return report
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

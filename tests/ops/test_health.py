@@ -1,0 +1,156 @@
+"""GET /api/v1/health/: database, broker and workers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from django.db import OperationalError, connection
+
+from cardserver import celery_app, views
+from tests.test_foundation import BASE_DIR
+
+
+@pytest.fixture(autouse=True)
+def fresh_worker_ping(settings, monkeypatch):
+    """Ping the workers on every request, briefly."""
+    settings.HEALTH_WORKER_CACHE = 0
+    settings.HEALTH_WORKER_TIMEOUT = 0.2
+    monkeypatch.setattr(views, "_workers_seen", None)
+
+
+@pytest.fixture
+def workers_answer(monkeypatch):
+    """Make ``control.ping`` answer with the given worker names."""
+
+    def answer(*names: str) -> None:
+        monkeypatch.setattr(
+            celery_app.control, "ping", lambda **kw: [{name: {"ok": "pong"}} for name in names]
+        )
+
+    return answer
+
+
+@pytest.mark.django_db
+def test_health_reports_database_broker_and_workers(api_client, workers_answer):
+    workers_answer("celery@a", "celery@b")
+
+    response = api_client.get("/api/v1/health/")
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "ok",
+        "database": "ok",
+        "broker": "ok",
+        "workers": {"status": "ok", "answered": 2, "names": ["celery@a", "celery@b"]},
+    }
+
+
+@pytest.mark.django_db
+def test_no_worker_answering_is_reported_but_still_healthy(api_client, workers_answer):
+    workers_answer()
+
+    response = api_client.get("/api/v1/health/")
+
+    assert response.status_code == 200
+    assert response.json()["workers"] == {"status": "none", "answered": 0, "names": []}
+
+
+@pytest.mark.django_db
+def test_workers_that_cannot_be_pinged_are_unknown_not_none(api_client, monkeypatch):
+    def no_remote_control(**kwargs):
+        raise NotImplementedError("this transport has no fanout")
+
+    monkeypatch.setattr(celery_app.control, "ping", no_remote_control)
+
+    response = api_client.get("/api/v1/health/")
+
+    assert response.status_code == 200
+    assert response.json()["workers"] == {"status": "unknown", "answered": None, "names": []}
+
+
+def test_database_down_answers_503(api_client, monkeypatch, workers_answer):
+    workers_answer("celery@a")
+
+    def broken_cursor(*args, **kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(connection, "cursor", broken_cursor)
+
+    response = api_client.get("/api/v1/health/")
+
+    assert response.status_code == 503
+    assert response.json()["status"] == "unavailable"
+    assert response.json()["database"] == "error"
+    assert response.json()["broker"] == "ok"
+
+
+@pytest.mark.django_db
+def test_broker_down_answers_503_quickly_with_workers_unknown(api_client, monkeypatch, settings):
+    settings.HEALTH_BROKER_TIMEOUT = 0.5
+    # Nothing listens on port 1.
+    monkeypatch.setattr(celery_app.conf, "broker_url", "redis://127.0.0.1:1/0")
+    started = time.monotonic()
+
+    response = api_client.get("/api/v1/health/")
+
+    assert time.monotonic() - started < 5
+    assert response.status_code == 503
+    assert response.json() == {
+        "status": "unavailable",
+        "database": "ok",
+        "broker": "error",
+        "workers": {"status": "unknown", "answered": None, "names": []},
+    }
+
+
+@pytest.mark.django_db
+def test_worker_answer_is_reused_for_the_cache_time(api_client, settings, monkeypatch):
+    settings.HEALTH_WORKER_CACHE = 60
+    pings = []
+    monkeypatch.setattr(celery_app.control, "ping", lambda **kw: pings.append(1) or [])
+
+    for _ in range(3):
+        api_client.get("/api/v1/health/")
+
+    assert len(pings) == 1
+
+
+@pytest.mark.django_db
+def test_health_is_exempt_from_the_https_redirect(client, settings):
+    settings.SECURE_SSL_REDIRECT = True
+
+    assert client.get("/api/v1/health/").status_code in (200, 503)
+    assert client.get("/api/v1/games/").status_code == 301
+
+
+@pytest.mark.real_services
+@pytest.mark.django_db
+def test_a_running_worker_answers_the_health_ping(api_client, settings):
+    settings.HEALTH_WORKER_TIMEOUT = 1.0
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "cardserver.settings"}
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=solo",
+         "--without-mingle", "--without-gossip", "--loglevel=WARNING",
+         "-Q", "health-test", "-n", f"health-test-{os.getpid()}@%h"],
+        cwd=BASE_DIR, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            body = api_client.get("/api/v1/health/").json()
+            names = body["workers"]["names"]
+            if any(name.startswith(f"health-test-{os.getpid()}@") for name in names):
+                break
+            assert time.monotonic() < deadline, body
+            time.sleep(0.5)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+
+    assert body["status"] == "ok"
+    assert body["workers"]["status"] == "ok"
+    assert body["workers"]["answered"] >= 1
