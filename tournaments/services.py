@@ -767,27 +767,34 @@ def ladder_tick(*, tables_per_pool: int | None = None) -> list[int]:
     tables while fewer than ``LADDER_MAX_ACTIVE`` ladder matches are unfinished. A table
     starts from the eligible bot with the fewest games in the pool and adds the bots
     whose ratings are closest to its own; no two bots of one owner sit at a table
-    (built-in bots, which the arena itself runs, are exempt).
+    (built-in bots, which the arena itself runs, are exempt), and a bot plays one ladder
+    match at a time.
     """
     if tables_per_pool is None:
         tables_per_pool = settings.LADDER_TABLES_PER_TICK
     created: list[int] = []
-    active = LadderMatch.objects.filter(
+    unfinished = LadderMatch.objects.filter(
         match__status__in=[Match.Status.WAITING, Match.Status.ACTIVE]
-    ).count()
+    )
+    active = unfinished.count()
+    # A bot plays one ladder match at a time.
+    busy = set(
+        Seat.objects.filter(match__ladder_entry__in=unfinished).values_list("bot_id", flat=True)
+    )
     for game, players in settings.LADDER_TABLES:
         for _ in range(tables_per_pool):
             if active >= settings.LADDER_MAX_ACTIVE:
                 return created
-            table = _ladder_table(game, players)
+            table = _ladder_table(game, players, busy)
             if table is None:
                 break
             created.append(_ladder_match_create(game, players, table))
+            busy.update(bot.pk for bot in table)
             active += 1
     return created
 
 
-def _ladder_table(game: str, players: int) -> list[Bot] | None:
+def _ladder_table(game: str, players: int, busy: set[int]) -> list[Bot] | None:
     from tournaments.selectors import pool_ratings
 
     pool = pool_of(game, players)
@@ -796,7 +803,7 @@ def _ladder_table(game: str, players: int) -> list[Bot] | None:
         for bot in Bot.objects.filter(enabled=True, healthy=True, ladder_pause=None)
         .exclude(kind=Bot.Kind.CLIENT)
         .order_by("pk")
-        if game in (bot.games or [])
+        if game in (bot.games or []) and bot.pk not in busy
     ]
     if len(bots) < players:
         return None

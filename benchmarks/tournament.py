@@ -1,0 +1,167 @@
+"""Throughput of a tournament of built-in `random` bots through real Celery workers.
+
+    python -m benchmarks.tournament [--workers 1,2] [--bots 8] [--games 8] [--runs 3]
+
+Creates a scratch PostgreSQL database (``--server``, default
+``postgres://postgres@127.0.0.1:5432``; dropped afterwards) and uses a Redis database as
+the broker (``--broker``, default ``redis://127.0.0.1:6379/12``, flushed before each run).
+For each worker count it starts ``celery worker --pool=prefork --concurrency=N``, runs a
+rated 2-player Durak round-robin of ``--bots`` random bots with ``--games`` games per
+pairing (8 bots, 8 games: 224 matches in 4 rounds), and times it from the start to the
+last match recorded. It prints matches per minute, the median of ``--runs`` runs, and
+the figure for the same tournament played in one process without Celery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", default="1,2", help="Worker process counts to try.")
+    parser.add_argument("--bots", type=int, default=8)
+    parser.add_argument("--games", type=int, default=8, help="Games per pairing.")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--broker", default="redis://127.0.0.1:6379/12")
+    options = parser.parse_args()
+
+    import psycopg
+
+    scratch = f"cardserver_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(f"{options.server}/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{scratch}"')
+    os.environ.update(
+        DATABASE_URL=f"{options.server}/{scratch}",
+        CELERY_BROKER_URL=options.broker,
+        DJANGO_SETTINGS_MODULE="cardserver.settings",
+        LOG_LEVEL="WARNING",
+        CARDSERVER_VAR_DIR=tempfile.mkdtemp(),
+    )
+    try:
+        run(options)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(f"{options.server}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+def run(options) -> None:
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from bots.models import Bot
+
+    call_command("migrate", verbosity=0)
+    owner = get_user_model().objects.create_user("bench-owner")
+    bots = [
+        Bot.objects.create(
+            name=f"bench-random-{i}", owner=owner, kind="builtin", builtin="random",
+            games=["durak"],
+        )
+        for i in range(options.bots)
+    ]  # fmt: skip
+    print(f"{os.cpu_count()} cores; PostgreSQL, Redis; {options.bots} random bots, "
+          f"{options.games} games per pairing")  # fmt: skip
+
+    for workers in [int(n) for n in options.workers.split(",")]:
+        rates = []
+        for _ in range(options.runs):
+            rates.append(celery_run(bots, options, workers))
+        print(
+            f"{workers} worker process(es): {statistics.median(rates):.0f} matches/min "
+            f"(median of {len(rates)}: " + ", ".join(f"{r:.0f}" for r in rates) + ")"
+        )
+    rates = [inline_run(bots, options) for _ in range(options.runs)]
+    print(
+        f"In one process, no Celery: {statistics.median(rates):.0f} matches/min "
+        f"(median of {len(rates)}: " + ", ".join(f"{r:.0f}" for r in rates) + ")"
+    )
+
+
+def create(bots, options):
+    from tournaments.services import tournament_create
+
+    return tournament_create(
+        creator=None, name="bench", game="durak", players=2, bots=bots,
+        games_per_pairing=options.games, move_time_limit=10.0, rated=True,
+    )  # fmt: skip
+
+
+def celery_run(bots, options, workers: int) -> float:
+    import redis
+
+    from cardserver import celery_app
+    from tournaments.models import Tournament
+    from tournaments.services import tournament_start
+
+    redis.Redis.from_url(options.broker).flushdb()
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=prefork",
+         f"--concurrency={workers}", "--without-mingle", "--without-gossip",
+         "--loglevel=WARNING"],
+        cwd=BASE_DIR, env=os.environ.copy(), stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not celery_app.control.ping(timeout=0.5):
+            if time.monotonic() > deadline:
+                sys.exit("the worker did not start")
+        tournament = create(bots, options)
+        tournament_start(tournament_id=tournament.pk)
+        while True:
+            tournament.refresh_from_db()
+            if tournament.status == Tournament.Status.FINISHED:
+                break
+            time.sleep(0.05)
+        finished = Tournament.objects.get(pk=tournament.pk).finished_at
+        elapsed = (finished - tournament.started_at).total_seconds()
+        return 60 * tournament.matches_total / elapsed
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=60)
+
+
+def inline_run(bots, options) -> float:
+    from cardserver import celery_app
+    from tournaments.models import TournamentMatch
+    from tournaments.services import inline_play, tournament_match_play, tournament_start
+
+    tournament = create(bots, options)
+    conf = celery_app.conf
+    saved = conf.task_always_eager
+    conf.task_always_eager = True
+    try:
+        with inline_play():
+            started = time.perf_counter()
+            tournament_start(tournament_id=tournament.pk)
+            for tm_id in TournamentMatch.objects.filter(tournament=tournament).order_by(
+                "round", "index"
+            ).values_list("pk", flat=True):
+                tournament_match_play(tournament_match_id=tm_id)
+            elapsed = time.perf_counter() - started
+    finally:
+        conf.task_always_eager = saved
+    return 60 * tournament.matches_total / elapsed
+
+
+if __name__ == "__main__":
+    main()
