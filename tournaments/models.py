@@ -301,6 +301,9 @@ class LadderMatch(models.Model):
         "games.Match", on_delete=models.CASCADE, primary_key=True, related_name="ladder_entry"
     )
     pool = models.CharField(max_length=20)
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Times a task started playing it (a task that died counts)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

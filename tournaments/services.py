@@ -869,8 +869,17 @@ def ladder_match_play(*, match_id: int) -> str:
     """Play a ladder match to its end, apply its rating, pause a bot that keeps forfeiting.
 
     Safe to call again: the match resumes from its move log, the rating applies once.
-    Call it outside any transaction. Return the match's status.
+    Each call counts an attempt; past ``TOURNAMENT_MAX_ATTEMPTS`` the match is aborted
+    (a match whose play kills the worker does not come back for ever). Call it outside
+    any transaction. Return the match's status.
     """
+    with transaction.atomic():
+        entry = LadderMatch.objects.select_for_update().filter(match_id=match_id).first()
+        if entry is not None:
+            entry.attempts += 1
+            entry.save(update_fields=["attempts"])
+            if entry.attempts > settings.TOURNAMENT_MAX_ATTEMPTS:
+                _matches_abort([match_id], reason="aborted")
     match_play_to_end(match_id=match_id)
     match = Match.objects.get(pk=match_id)
     if match.status == Match.Status.FINISHED:

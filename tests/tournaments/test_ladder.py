@@ -156,3 +156,18 @@ def test_tournament_command_plays_in_process_and_prints_standings_and_ratings(
     assert "Finished: 4 matches" in out
     assert "Standings" in out and "cmd-greedy" in out
     assert "95% bootstrap interval" in out
+
+
+def test_a_ladder_match_that_keeps_killing_its_worker_is_aborted(
+    bot_factory, only_durak_2p, quiet_turns, settings
+):
+    from tournaments.services import ladder_match_play
+
+    bot_factory(), bot_factory()
+    (match_id,) = ladder_tick()
+    LadderMatch.objects.filter(match_id=match_id).update(
+        attempts=settings.TOURNAMENT_MAX_ATTEMPTS
+    )
+
+    assert ladder_match_play(match_id=match_id) == Match.Status.ABORTED
+    assert not RatedMatch.objects.exists()
