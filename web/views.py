@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse, reverse_lazy
+from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods
 
 from accounts import services as account_services
@@ -313,6 +314,7 @@ def match_verify(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
+@ensure_csrf_cookie
 def play_lobby(request: HttpRequest) -> HttpResponse:
     """Start a match against built-in bots, join an open seat, or go back to a match."""
     user = request.user
@@ -362,6 +364,7 @@ def _builtin_bots() -> list[Bot]:
 
 
 @login_required
+@ensure_csrf_cookie
 def play_match(request: HttpRequest, pk: int) -> HttpResponse:
     match = _match_or_404(pk)
     mine = seats_of(request.user, match)

@@ -81,9 +81,14 @@ def _missing(reason: str):
     pytest.skip(f"{reason}: {INSTALL_HINT}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """A headless Chromium shared by the browser tests of the session."""
+    """A headless Chromium shared by the browser tests of a module.
+
+    Module-scoped, not session-scoped: while Playwright runs, Django's async-safety check
+    is switched off in this process (below), and that must not outlive the browser tests
+    (a subprocess started by a later test would inherit it).
+    """
     if not CHROMIUM.exists():
         _missing(f"{CHROMIUM} is missing")
     try:
