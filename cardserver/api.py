@@ -18,9 +18,12 @@ Every 4xx and 5xx answer under ``/api/`` has this JSON body::
     ``non_field_errors`` included); for an exception raised with a dict or list as its
     detail, that detail; otherwise null.
 
-The HTTP status and headers (``WWW-Authenticate``, ``Retry-After``) stay as DRF sets them.
+The HTTP status and headers (``WWW-Authenticate``) stay as DRF sets them. A throttled
+request (429, ``throttled``) has ``detail`` ``{"retry_after": <seconds>}`` and the same
+whole seconds, rounded up, in its ``Retry-After`` header.
 """
 
+import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -60,6 +63,14 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc.detail, list | dict):
         response.data = error_body(
             code=exc.default_code, message=str(exc.default_detail), detail=exc.detail
+        )
+    elif isinstance(exc, exceptions.Throttled):
+        retry_after = max(1, math.ceil(exc.wait or 0))
+        response["Retry-After"] = str(retry_after)
+        response.data = error_body(
+            code="throttled",
+            message=f"Too many requests: try again in {retry_after} s.",
+            detail={"retry_after": retry_after},
         )
     else:
         response.data = error_body(

@@ -6,6 +6,7 @@ setup: DEBUG on, SQLite and an embedded Celery broker, both kept under ``var/``.
 """
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -158,6 +159,18 @@ else:
     _database["CONN_HEALTH_CHECKS"] = True
 
 DATABASES = {"default": _database}
+
+# The cache holds the API's rate-limit counters. Several web processes (gunicorn workers,
+# machines) share them only through a cache server: CACHE_URL=redis://host:6379/1.
+CACHE_URL = os.environ.get("CACHE_URL", "").strip()
+if CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    }
+elif CACHE_URL:
+    raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r}: give a redis:// URL, or nothing.")
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth, i18n -------------------------------------------------------------------------
@@ -205,7 +218,40 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "EXCEPTION_HANDLER": "cardserver.api.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # Rates per scope below; cardserver/throttling.py says which requests count where.
+    "DEFAULT_THROTTLE_CLASSES": ["cardserver.throttling.ArenaThrottle"],
+    # Proxies in front of the server whose X-Forwarded-For gives the client's IP.
+    "NUM_PROXIES": int(os.environ.get("API_NUM_PROXIES") or 0) or None,
 }
+
+# Requests per client and scope (cardserver/throttling.py): THROTTLE_<SCOPE>=<n>/<second,
+# minute, hour or day>, or "off". The play scope lets a client play 100 moves a second.
+_THROTTLE_DEFAULTS = {
+    "anon": "1200/minute",
+    "user": "1200/minute",
+    "play": "6000/minute",
+    "create": "60/minute",
+    "register": "20/hour",
+    "login": "20/minute",
+}
+API_THROTTLE_RATES: dict[str, str | None] = {}
+for _scope, _default in _THROTTLE_DEFAULTS.items():
+    _rate = os.environ.get(f"THROTTLE_{_scope.upper()}", "").strip().lower() or _default
+    if _rate in ("off", "none"):
+        API_THROTTLE_RATES[_scope] = None
+    elif re.fullmatch(r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)", _rate):
+        API_THROTTLE_RATES[_scope] = _rate
+    else:
+        raise ImproperlyConfigured(
+            f"THROTTLE_{_scope.upper()}={_rate!r} is not a rate like 60/minute, nor off."
+        )
+API_THROTTLE_CACHE = "default"
+
+# Matches one requester may have open (waiting or active) through the API: those it
+# created, and those a bot of its own (not a built-in one) is seated in. Tournament and
+# ladder matches are made by the arena and do not count.
+MAX_OPEN_MATCHES_PER_USER = int(os.environ.get("MAX_OPEN_MATCHES_PER_USER") or 20)
+MAX_OPEN_MATCHES_PER_BOT = int(os.environ.get("MAX_OPEN_MATCHES_PER_BOT") or 50)
 
 # Request bodies: an API request may send at most API_MAX_BODY_SIZE bytes (413 beyond,
 # cardserver.middleware.RequestBodyLimitMiddleware; the largest real one, a match created
@@ -233,6 +279,7 @@ SPECTACULAR_SETTINGS = {
         "MatchStatusEnum": "games.models.Match.Status",
         "MatchFormatEnum": "games.models.Match.Format",
         "TournamentFormatEnum": "tournaments.models.Tournament.Format",
+        "HealthServiceEnum": ["ok", "error"],
     },
 }
 

@@ -115,3 +115,21 @@ class InvalidMatchRequest(MatchError):
 class MatchNotStarted(MatchError):
     code = "match_not_started"
     message = "The match has not started: there is nothing to replay yet."
+
+
+class TooManyOpenMatches(MatchError):
+    """The requester (or its bot) already has as many open matches as it may."""
+
+    code = "too_many_open_matches"
+
+    def __init__(self, holder: str, open_matches: int, limit: int) -> None:
+        super().__init__(
+            f"{holder} already has {open_matches} open (waiting or active) matches, the most "
+            f"allowed ({limit}); finish or cancel some first."
+        )
+        self.open_matches = open_matches
+        self.limit = limit
+
+    @property
+    def detail(self) -> dict:
+        return {"open_matches": self.open_matches, "limit": self.limit}

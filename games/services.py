@@ -34,6 +34,7 @@ from games.errors import (
     NotYourTurn,
     SeatTaken,
     StalePly,
+    TooManyOpenMatches,
 )
 from games.fairness import decks_commitment, new_seed, seed_commitment
 from games.models import Match, Move, Seat
@@ -246,6 +247,33 @@ def match_cancel(*, match_id: int, user) -> Match:
         match.end_reason = "cancelled"
         match.save(update_fields=["status", "finished_at", "end_reason"])
     return match
+
+
+def match_quota_check(*, user, bots: list | tuple = ()) -> None:
+    """Raise TooManyOpenMatches if ``user`` may not open one more match with ``bots`` seated.
+
+    For requests of people and client bots (the API): a user may have
+    ``MAX_OPEN_MATCHES_PER_USER`` waiting or active matches that it created, and a bot
+    other than a built-in one may sit in ``MAX_OPEN_MATCHES_PER_BOT``. The arena's own
+    matches (tournaments, ladder) are not checked. Two requests at once may both pass: the
+    cap bounds what one requester can open, it is not exact.
+    """
+    from django.conf import settings
+
+    open_statuses = [Match.Status.WAITING, Match.Status.ACTIVE]
+    limit = settings.MAX_OPEN_MATCHES_PER_USER
+    mine = Match.objects.filter(created_by=user, status__in=open_statuses).count()
+    if mine >= limit:
+        raise TooManyOpenMatches(f"User {user.username}", mine, limit)
+    limit = settings.MAX_OPEN_MATCHES_PER_BOT
+    for bot in bots:
+        if bot is None or bot.kind == "builtin":
+            continue
+        seated = (
+            Match.objects.filter(seats__bot=bot, status__in=open_statuses).distinct().count()
+        )
+        if seated >= limit:
+            raise TooManyOpenMatches(f"Bot {bot.name}", seated, limit)
 
 
 # --- Playing ----------------------------------------------------------------------------

@@ -224,7 +224,14 @@ class MatchListCreateView(MatchErrorsMixin, generics.ListAPIView):
         request=MatchCreateSerializer,
         responses={
             201: MatchDetailSerializer,
-            **error_responses({400: "Invalid options, seats or decks.", **NOT_AUTHENTICATED}),
+            **error_responses(
+                {
+                    400: "Invalid options, seats or decks.",
+                    **NOT_AUTHENTICATED,
+                    409: "You (or a bot seated) have too many open matches "
+                    "(`too_many_open_matches`).",
+                }
+            ),
         },
         examples=[
             OpenApiExample(
@@ -241,13 +248,17 @@ class MatchListCreateView(MatchErrorsMixin, generics.ListAPIView):
         data = form.validated_data
         players = data["players"]
         specs = data.get("seats") or [{"user": request.user.username}] + [None] * (players - 1)
+        seats = [_holder(spec, request) for spec in specs]
+        services.match_quota_check(
+            user=request.user, bots=[seat["bot"] for seat in seats if seat and "bot" in seat]
+        )
         match = services.match_create(
             creator=request.user,
             game=data["game"],
             players=players,
             deck_size=data.get("deck_size"),
             format=data["format"],
-            seats=[_holder(spec, request) for spec in specs],
+            seats=seats,
             move_time_limit=data["move_time_limit"],
             rated=data["rated"],
             decks=data.get("decks"),
@@ -307,8 +318,8 @@ class MatchJoinView(MatchErrorsMixin, APIView):
                     400: "No such seat, or a bot that is not yours or does not play the game.",
                     **NOT_AUTHENTICATED,
                     **NOT_FOUND,
-                    409: "The match has started, the seat is held, or you already play in "
-                    "this rated match.",
+                    409: "The match has started, the seat is held, you already play in "
+                    "this rated match, or your bot has too many open matches.",
                 }
             ),
         },
@@ -318,11 +329,14 @@ class MatchJoinView(MatchErrorsMixin, APIView):
         form = MatchJoinSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         bot = form.validated_data.get("bot")
+        bot = _bot(bot, field="bot") if bot else None
+        if bot is not None:
+            services.match_quota_check(user=request.user, bots=[bot])
         services.match_join(
             match_id=pk,
             user=request.user,
             seat_index=form.validated_data.get("seat"),
-            bot=_bot(bot, field="bot") if bot else None,
+            bot=bot,
         )
         return Response(_detail(_match_or_404(pk)))
 

@@ -32,6 +32,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="needs CARDSERVER_REAL_SERVICES=1"))
 
 
+@pytest.fixture(autouse=True)
+def fresh_rate_limits():
+    """Start every test with no API request counted against the rate limits.
+
+    The counters live in the process's memory cache (cardserver/throttling.py), so they
+    would otherwise add up over the whole run, all from 127.0.0.1 and from user ids that
+    rolled-back tests reuse.
+    """
+    import sys
+
+    if "rest_framework" in sys.modules:
+        from django.conf import settings
+        from django.core.cache import caches
+
+        cache = caches[settings.API_THROTTLE_CACHE]
+        if cache.__class__.__name__ == "LocMemCache":
+            cache.clear()
+
+
 @pytest.fixture
 def api_client():
     """Return an unauthenticated DRF test client."""

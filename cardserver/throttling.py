@@ -1,0 +1,120 @@
+"""API rate limits: per client IP for anonymous requests, per user for signed-in ones.
+
+Every request under ``/api/`` counts against one general scope, and some also against a
+stricter one:
+
+=============  ==========================================  ==============  ============
+scope          requests                                    counted per     default
+=============  ==========================================  ==============  ============
+``anon``       any request without a valid token/session   client IP       1200/minute
+``user``       any other signed-in request                 user            1200/minute
+``play``       ``GET .../me/``, ``GET .../wait/``,          user            6000/minute
+               ``POST .../moves/`` (instead of ``user``)
+``create``     ``POST /matches/``, ``POST .../join/``,      user            60/minute
+               ``POST /tournaments/``
+``register``   ``POST /bots/``, ``POST .../rotate/``        user            20/hour
+``login``      ``POST /accounts/signup/``,                  client IP       20/minute
+               ``POST /accounts/token/``
+=============  ==========================================  ==============  ============
+
+The rates are ``API_THROTTLE_RATES`` (environment variables ``THROTTLE_<SCOPE>``, e.g.
+``THROTTLE_PLAY=100/second``; an empty rate turns a scope off). A request over a rate is
+answered 429 with ``Retry-After`` (seconds) and the error body, ``code`` ``throttled`` and
+``detail.retry_after``.
+
+Counting is a fixed window per scope and client: one counter per window, incremented
+atomically in the cache ``API_THROTTLE_CACHE`` (``CACHE_URL``: Redis in production, so
+that every web process on every machine shares the counters; the process's own memory
+by default). DRF's own throttles keep a list of every request's time, which costs a
+6000-entry list per request at the ``play`` rate; a counter costs one increment. A client
+can send up to twice a rate across the boundary of two windows.
+
+The client IP is ``REMOTE_ADDR``, or with ``API_NUM_PROXIES`` set (the number of proxies
+in front of the server), the address those proxies put in ``X-Forwarded-For``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+from django.core.cache import caches
+from rest_framework.request import Request
+from rest_framework.throttling import BaseThrottle
+
+PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+# (HTTP method, URL name) -> the strict scope of the request, besides its general one.
+STRICT_SCOPES = {
+    ("POST", "match-list"): "create",
+    ("POST", "match-join"): "create",
+    ("POST", "tournament-list"): "create",
+    ("POST", "bot-list"): "register",
+    ("POST", "bot-rotate"): "register",
+    ("POST", "account-signup"): "login",
+    ("POST", "account-token"): "login",
+}
+# Requests a playing client makes on every turn: counted in ``play``, not in ``user``.
+PLAY_URLS = {"match-me", "match-wait", "match-moves"}
+
+
+def parse_rate(rate: str) -> tuple[int, int]:
+    """Return (requests, seconds) of a rate such as ``"60/minute"`` or ``"5/s"``."""
+    count, _, period = rate.partition("/")
+    if not count.strip().isdigit() or period.strip()[:1] not in PERIODS:
+        raise ValueError(f"{rate!r} is not a rate like 60/minute")
+    return int(count), PERIODS[period.strip()[0]]
+
+
+class ArenaThrottle(BaseThrottle):
+    """Count the request against its scopes; refuse it when any of them is over its rate."""
+
+    def __init__(self) -> None:
+        self._wait: float | None = None
+
+    def allow_request(self, request: Request, view) -> bool:
+        user = getattr(request, "user", None)
+        signed_in = bool(user and user.is_authenticated)
+        match = getattr(request._request, "resolver_match", None)
+        url_name = match.url_name if match is not None else ""
+        scopes = []
+        if not signed_in:
+            scopes.append(("anon", self.get_ident(request)))
+        elif url_name in PLAY_URLS:
+            scopes.append(("play", user.pk))
+        else:
+            scopes.append(("user", user.pk))
+        strict = STRICT_SCOPES.get((request.method, url_name))
+        if strict:
+            scopes.append((strict, self.get_ident(request) if strict == "login" else user.pk))
+        now = time.time()
+        for scope, ident in scopes:
+            wait = _count(scope, ident, now)
+            if wait is not None:
+                self._wait = max(self._wait or 0.0, wait)
+        return self._wait is None
+
+    def wait(self) -> float | None:
+        return self._wait
+
+
+def _count(scope: str, ident, now: float) -> float | None:
+    """Count one request of ``ident`` in ``scope``; return the seconds to wait if over."""
+    rate = settings.API_THROTTLE_RATES.get(scope)
+    if not rate:
+        return None
+    limit, period = parse_rate(rate)
+    window = int(now // period)
+    key = f"throttle:{scope}:{ident}:{window}"
+    cache = caches[settings.API_THROTTLE_CACHE]
+    # add() is a no-op when the counter exists; incr() is atomic in Redis and in memory.
+    cache.add(key, 0, timeout=period + 1)
+    try:
+        count = cache.incr(key)
+    except ValueError:
+        # The counter expired between add() and incr().
+        cache.set(key, 1, timeout=period + 1)
+        count = 1
+    if count > limit:
+        return (window + 1) * period - now
+    return None

@@ -1,0 +1,264 @@
+"""Abuse limits: API rate limits, request body size, open matches per user and per bot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.cache import caches
+
+from bots.models import Bot
+from cardserver.throttling import parse_rate
+from games.models import Match
+from tests.matches import token_client
+
+
+@pytest.fixture
+def rates(settings):
+    """Set the rate of some scopes: ``rates(anon="3/minute")``."""
+
+    def set_rates(**scopes: str | None) -> None:
+        settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, **scopes}
+
+    return set_rates
+
+
+def assert_throttled(response, period: int = 60) -> None:
+    assert response.status_code == 429
+    body = response.json()
+    assert body["error"]["code"] == "throttled"
+    retry_after = int(response["Retry-After"])
+    assert 1 <= retry_after <= period
+    assert body["error"]["detail"] == {"retry_after": retry_after}
+
+
+# --- Rate limits ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rate", "expected"),
+    [("60/minute", (60, 60)), ("5/s", (5, 1)), ("20/hour", (20, 3600)), ("9/day", (9, 86400))],
+)
+def test_rates_read_as_requests_per_period(rate, expected):
+    assert parse_rate(rate) == expected
+
+
+@pytest.mark.django_db
+def test_anonymous_requests_are_limited_per_ip_with_retry_after(api_client, rates):
+    rates(anon="3/minute")
+
+    answers = [api_client.get("/api/v1/games/").status_code for _ in range(3)]
+    throttled = api_client.get("/api/v1/games/")
+    other_ip = api_client.get("/api/v1/games/", REMOTE_ADDR="10.1.2.3")
+
+    assert answers == [200, 200, 200]
+    assert_throttled(throttled)
+    assert other_ip.status_code == 200
+
+
+@pytest.mark.django_db
+def test_signed_in_requests_are_limited_per_user_not_per_ip(user_factory, rates):
+    rates(user="2/minute")
+    alice, bob = token_client(user_factory()), token_client(user_factory())
+
+    answers = [alice.get("/api/v1/games/").status_code for _ in range(2)]
+
+    assert answers == [200, 200]
+    assert_throttled(alice.get("/api/v1/games/"))
+    assert bob.get("/api/v1/games/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_playing_counts_in_its_own_higher_scope(user, rates):
+    rates(user="2/minute", play="100/minute")
+    client = token_client(user)
+    match = client.post("/api/v1/matches/", {"game": "durak", "players": 2,
+                                             "seats": [{"user": user.username}] * 2})
+    assert match.status_code == 201
+    match_id = match.json()["id"]
+
+    played = 0
+    for _ in range(20):
+        view = client.get(f"/api/v1/matches/{match_id}/me/").json()
+        if view["status"] != "active":
+            break
+        answer = client.post(
+            f"/api/v1/matches/{match_id}/moves/",
+            {"ply": view["ply"], "seat": view["seat"], "move": view["legal_moves"][0]},
+        )
+        assert answer.status_code == 200, answer.json()
+        played += 1
+
+    assert played >= 10
+    # The general scope still had room for one request (the create used the other).
+    assert client.get("/api/v1/games/").status_code == 200
+    assert_throttled(client.get("/api/v1/games/"))
+
+
+@pytest.mark.django_db
+def test_match_creation_has_a_stricter_scope(user, rates):
+    rates(create="2/minute")
+    client = token_client(user)
+    body = {"game": "durak", "players": 2}
+
+    created = [client.post("/api/v1/matches/", body).status_code for _ in range(2)]
+
+    assert created == [201, 201]
+    assert_throttled(client.post("/api/v1/matches/", body))
+    # Reading is not creating.
+    assert client.get("/api/v1/matches/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_bot_registration_has_a_stricter_scope(user, rates):
+    rates(register="1/hour")
+    client = token_client(user)
+
+    first = client.post("/api/v1/bots/", {"name": "c1", "kind": "client", "games": ["durak"]})
+    second = client.post("/api/v1/bots/", {"name": "c2", "kind": "client", "games": ["durak"]})
+
+    assert first.status_code == 201
+    assert_throttled(second, period=3600)
+    assert not Bot.objects.filter(name="c2").exists()
+
+
+@pytest.mark.django_db
+def test_password_guessing_is_limited_per_ip(api_client, rates):
+    rates(login="2/minute")
+    credentials = {"username": "nobody", "password": "guess"}
+
+    answers = [api_client.post("/api/v1/accounts/token/", credentials) for _ in range(2)]
+
+    assert [a.status_code for a in answers] == [400, 400]
+    assert_throttled(api_client.post("/api/v1/accounts/token/", credentials))
+
+
+@pytest.mark.django_db
+def test_a_scope_set_off_is_not_limited(api_client, rates):
+    rates(anon=None)
+
+    assert all(api_client.get("/api/v1/games/").status_code == 200 for _ in range(30))
+
+
+@pytest.mark.django_db
+def test_health_is_never_throttled(api_client, rates, monkeypatch):
+    from cardserver import celery_app
+
+    monkeypatch.setattr(celery_app.control, "ping", lambda **kw: [])
+    rates(anon="1/minute")
+
+    assert [api_client.get("/api/v1/health/").status_code for _ in range(3)] == [200] * 3
+
+
+@pytest.mark.django_db
+def test_counters_expire_with_their_window(api_client, rates):
+    rates(anon="1/minute")
+    api_client.get("/api/v1/games/")
+    assert api_client.get("/api/v1/games/").status_code == 429
+
+    caches["default"].clear()  # as when the minute is over
+
+    assert api_client.get("/api/v1/games/").status_code == 200
+
+
+# --- Request body -----------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_an_oversized_api_body_is_refused_with_413_before_it_is_read(user, settings):
+    settings.API_MAX_BODY_SIZE = 1000
+    client = token_client(user)
+    padding = "x" * 2000
+
+    response = client.post(
+        "/api/v1/matches/",
+        json.dumps({"game": "durak", "players": 2, "padding": padding}),
+        content_type="application/json",
+    )
+
+    assert response.status_code == 413
+    assert response.json() == {
+        "error": {
+            "code": "request_too_large",
+            "message": "The request body is larger than 1000 bytes.",
+            "detail": {"max_bytes": 1000},
+        }
+    }
+    assert not Match.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_body_within_the_limit_is_served(user, settings):
+    settings.API_MAX_BODY_SIZE = 1000
+    client = token_client(user)
+
+    response = client.post("/api/v1/matches/", {"game": "durak", "players": 2})
+
+    assert response.status_code == 201
+
+
+def test_default_body_limits_are_set(settings):
+    assert settings.API_MAX_BODY_SIZE == 64 * 1024
+    assert settings.DATA_UPLOAD_MAX_MEMORY_SIZE == 1024 * 1024
+
+
+# --- Open matches -----------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_user_cannot_open_more_matches_than_the_cap(user, settings):
+    settings.MAX_OPEN_MATCHES_PER_USER = 3
+    client = token_client(user)
+    body = {"game": "durak", "players": 2}
+    created = [client.post("/api/v1/matches/", body) for _ in range(3)]
+
+    refused = client.post("/api/v1/matches/", body)
+
+    assert [c.status_code for c in created] == [201] * 3
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "too_many_open_matches"
+    assert refused.json()["error"]["detail"] == {"open_matches": 3, "limit": 3}
+    assert Match.objects.count() == 3
+
+    # Cancelling one makes room for another.
+    assert client.post(f"/api/v1/matches/{created[0].json()['id']}/cancel/").status_code == 200
+    assert client.post("/api/v1/matches/", body).status_code == 201
+
+
+@pytest.mark.django_db
+def test_a_bot_cannot_sit_in_more_open_matches_than_the_cap(user_factory, settings):
+    settings.MAX_OPEN_MATCHES_PER_BOT = 2
+    owner, other = user_factory(), user_factory()
+    account = user_factory(username="capped-account")
+    bot = Bot.objects.create(
+        name="capped", owner=owner, kind=Bot.Kind.CLIENT, account=account, games=["durak"]
+    )
+    client = token_client(owner)
+    seats = {"game": "durak", "players": 2, "seats": [{"bot": "capped"}, None]}
+    created = [client.post("/api/v1/matches/", seats).status_code for _ in range(2)]
+    open_match = token_client(other).post("/api/v1/matches/", {"game": "durak", "players": 2})
+
+    refused_create = client.post("/api/v1/matches/", seats)
+    refused_join = client.post(
+        f"/api/v1/matches/{open_match.json()['id']}/join/", {"bot": "capped"}
+    )
+
+    assert created == [201, 201]
+    for refused in (refused_create, refused_join):
+        assert refused.status_code == 409
+        assert refused.json()["error"]["code"] == "too_many_open_matches"
+        assert "Bot capped" in refused.json()["error"]["message"]
+    assert Match.objects.filter(seats__bot=bot).count() == 2
+
+
+@pytest.mark.django_db
+def test_built_in_bots_are_shared_and_not_capped(user_factory, settings):
+    from bots.services import builtin_bots_ensure
+
+    builtin_bots_ensure()
+    settings.MAX_OPEN_MATCHES_PER_BOT = 1
+    body = {"game": "durak", "players": 2, "seats": [None, {"bot": "random"}]}
+
+    answers = [token_client(user_factory()).post("/api/v1/matches/", body) for _ in range(3)]
+
+    assert [a.status_code for a in answers] == [201] * 3
