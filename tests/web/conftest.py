@@ -68,7 +68,7 @@ def live_demo(transactional_db, celery_eager):
     """A small arena for a browser test, committed so that the live server sees it."""
     from web.demo import demo_arena
 
-    return demo_arena(rated_matches=3, fit_bootstraps=10, tournament=False)
+    return demo_arena(rated_matches=3, fit_bootstraps=10, volynshchik=False, tournament=False)
 
 
 # --- Browser ----------------------------------------------------------------------------

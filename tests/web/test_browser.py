@@ -64,6 +64,10 @@ def test_bot_page_shows_its_rating_chart(page, phone, live_demo):
 
 
 def test_archive_filters_by_game_and_bot(page, live_demo):
+    from web.demo import bot_match_play
+
+    bots = live_demo.bots
+    bot_match_play("volynshchik", [bots["bob-random"], bots["random"]])
     page.open("/matches/")
     assert page.page.locator("#archive-results tbody tr").count() == Match.objects.count()
 
@@ -114,19 +118,8 @@ def test_replay_steps_to_the_last_ply_and_shows_the_engine_result(page, phone, l
         verb in words for verb in ("attacks with", "covers", "takes")
     )
 
-    # A link can point at a ply; the seed's verification is one click away.
-    phone.open(f"/matches/{match.pk}/?ply=7")
-    phone.page.wait_for_selector("#table .seat")
-    assert phone.page.inner_text("#ply-label") == f"Move 7 of {match.ply}"
-    phone.screenshot("replay-phone")
-    phone.page.click("#verify-link")
-    phone.page.wait_for_selector("#verification[data-ok=true]")
-
-
-def test_replay_autoplay_moves_on(page, live_demo):
-    match = live_demo.rated[0]
-    page.open(f"/matches/{match.pk}/")
-    page.page.wait_for_selector("#table .seat")
+    # Autoplay moves on by itself until paused.
+    page.page.keyboard.press("Home")
     page.page.select_option("#speed", "300")
     page.page.click("#play")
     page.page.wait_for_function(
@@ -137,10 +130,20 @@ def test_replay_autoplay_moves_on(page, live_demo):
     page.page.wait_for_timeout(400)
     assert page.page.inner_text("#ply-label") == label
 
+    # A link can point at a ply; the seed's verification is one click away.
+    phone.open(f"/matches/{match.pk}/?ply=7")
+    phone.page.wait_for_selector("#table .seat")
+    assert phone.page.inner_text("#ply-label") == f"Move 7 of {match.ply}"
+    phone.screenshot("replay-phone")
+    phone.page.click("#verify-link")
+    phone.page.wait_for_selector("#verification[data-ok=true]")
+
 
 def test_volynshchik_replay_draws_the_pile_and_reserves(page, live_demo):
-    match = live_demo.others[0]
-    assert match.game == "volynshchik"
+    from web.demo import bot_match_play
+
+    bots = live_demo.bots
+    match = bot_match_play("volynshchik", [bots["greedy"], bots["random"], bots["bob-random"]])
     page.open(f"/matches/{match.pk}/?ply=1")
     page.page.wait_for_selector("#table .seat")
     assert page.page.locator("#table .pile .card").count() == 1
