@@ -216,7 +216,7 @@
       if (isMe && opts.handRenderer) {
         body.append(opts.handRenderer(index, sortHand(state.hand || [], trump)));
       } else if (handCards) {
-        const row = el("div", { className: "cards" + (handCards.length > 9 ? " fan" : "") });
+        const row = el("div", { className: "cards" + (handCards.length > 12 ? " fan" : "") });
         for (const code of sortHand(handCards, trump)) row.append(cardFace(code, { size: isMe ? "" : "" }));
         if (!handCards.length) row.append(el("span", { className: "empty-zone", text: out ? "out of the deal" : "no cards" }));
         body.append(row);
