@@ -17,8 +17,8 @@ $(INSTALLED): pyproject.toml
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[test]'
 	touch $@
 
+# scripts/run-dev migrates, registers the built-in bots and starts the ladder first.
 run: venv
-	$(BIN)/python manage.py migrate --noinput
 	PATH="$(CURDIR)/$(BIN):$$PATH" scripts/run-dev
 
 test: venv
