@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -58,10 +59,8 @@ def test_run_dev_serves_an_arena_whose_leaderboard_fills_within_90_seconds(tmp_p
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
         # runserver's reloader child and the worker's pool may outlive their parents.
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         log.close()
     output = (tmp_path / "run-dev.log").read_text()
 
