@@ -231,6 +231,36 @@ def test_play_a_two_player_durak_deal_against_random(page, phone, user_factory, 
     phone.screenshot("play-replay-phone")
 
 
+def test_spectators_follow_a_match_in_play_without_seeing_hands(page, user_factory):
+    from bots.services import builtin_bots_ensure
+    from games.selectors import match_state
+    from games.services import match_create, match_move_submit
+
+    random_bot = next(bot for bot in builtin_bots_ensure() if bot.name == "random")
+    person = user_factory(username="watched")
+    match = match_create(
+        creator=person, game="durak", players=2, seats=[{"user": person}, {"bot": random_bot}]
+    )
+    match.refresh_from_db()
+    assert match.to_move == 0  # the bot moved at once if it attacks first
+
+    page.open(f"/matches/{match.pk}/")
+    page.page.wait_for_selector("#table .seat")
+    assert page.page.inner_text("#ply-label").startswith("Live · ")
+    assert page.page.locator("#table .seat .card:not(.back)").count() == 0  # hands hidden
+    ply = match.ply
+    state = match_state(match)
+    match_move_submit(match_id=match.pk, seat=0, ply=ply, move=state.legal_moves()[0])
+
+    page.page.wait_for_function(
+        "ply => { const m = document.getElementById('ply-label').textContent.match(/of (\\d+)/);"
+        " return m !== null && Number(m[1]) > ply; }",
+        arg=ply,
+    )
+    assert "seat 0 (watched)" in page.page.inner_text("#move-list")
+    page.screenshot("spectator")
+
+
 def test_pages_render_on_a_phone_without_errors(phone, live_demo):
     for path, name in [
         ("/", "home-phone"),

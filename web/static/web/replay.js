@@ -62,7 +62,8 @@
     A.renderTable(table, step.state, { seats: config.seats, me: null, lastMove: step, loser });
 
     const deal = step.state.series ? "Deal " + (step.state.series.deal_number + 1) + " · " : "";
-    $("ply-label").textContent = deal + (current === 0 ? "Start" : "Move " + current + " of " + (steps.length - 1));
+    const live = replay.status === "active" ? "Live · " : "";
+    $("ply-label").textContent = live + deal + (current === 0 ? "Start" : "Move " + current + " of " + (steps.length - 1));
     $("move-words").replaceChildren(...words(current));
     const banner = $("result");
     const text = last ? finalResult() : null;
