@@ -19,7 +19,9 @@ class ArchiveFilterForm(forms.Form):
     """
 
     game = forms.ChoiceField(choices=ANY + Match.Game.choices, required=False)
-    bot = forms.CharField(required=False, max_length=40)
+    bot = forms.CharField(
+        required=False, max_length=40, widget=forms.TextInput(attrs={"list": "bot-names"})
+    )
     player = forms.CharField(required=False, max_length=150, label="Player")
     result = forms.ChoiceField(
         choices=ANY + [("decided", "Decided"), ("drawn", "Drawn"), ("forfeit", "Forfeit")],

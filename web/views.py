@@ -230,6 +230,7 @@ def archive(request: HttpRequest) -> HttpResponse:
             "lines": selectors.match_lines(page.object_list),
             "query": query.urlencode(),
             "api_query": api_query,
+            "bot_names": Bot.objects.order_by("name").values_list("name", flat=True)[:500],
         },
     )
 
