@@ -44,3 +44,45 @@ def error_example(name: str, status: int, code: str, message: str, detail=None) 
         status_codes=[str(status)],
         response_only=True,
     )
+
+
+# Answers any API operation can give, whatever its view documents: a malformed request,
+# a bad token, a refused permission (or CSRF check of a session), a missing object or page,
+# an oversized body (cardserver.middleware), a rate limit (cardserver.throttling).
+COMMON_ERRORS = {
+    "400": "Invalid input (`invalid`, with the field errors in `detail`) or a body that is "
+    "not JSON (`parse_error`).",
+    "401": "No valid credentials where they are needed, or an invalid token.",
+    "403": "Not allowed (`permission_denied`).",
+    "404": "No such object, or no such page of a list (`not_found`).",
+    "413": "A request body over `API_MAX_BODY_SIZE` bytes (`request_too_large`).",
+    "429": "Too many requests (`throttled`): `detail.retry_after` and the `Retry-After` "
+    "header say when to try again.",
+}
+UNTHROTTLED = {"/api/v1/health/"}
+
+
+def add_common_errors(result: dict, generator, request, public) -> dict:
+    """drf-spectacular postprocessing hook: document the errors every operation can answer.
+
+    Added to each operation under /api/ that does not document the status itself, with
+    the error body (``Error``) as its schema; the health check gets none of them.
+    """
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    retry_after = {
+        "Retry-After": {
+            "schema": {"type": "integer"},
+            "description": "Seconds to wait before the next request.",
+        }
+    }
+    for path, operations in result.get("paths", {}).items():
+        if not path.startswith("/api/") or path in UNTHROTTLED:
+            continue
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            for status, description in COMMON_ERRORS.items():
+                if status not in responses:
+                    responses[status] = {"content": error, "description": description}
+                    if status == "429":
+                        responses[status]["headers"] = retry_after
+    return result

@@ -272,6 +272,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "cardserver.schema.add_common_errors",
+    ],
     # Choice sets that share a field name get a name of their own.
     "ENUM_NAME_OVERRIDES": {
         "BotKindEnum": "bots.models.Bot.Kind",

@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import django_filters
+from django.core.exceptions import ValidationError
 from django.db.models import Q
+from django_filters.fields import IsoDateTimeField
 
 from games.models import Match, Seat
+
+
+class UTCDateTimeField(IsoDateTimeField):
+    """An ISO 8601 date-time, converted to UTC.
+
+    PostgreSQL refuses offsets beyond +-15:59 that Python reads (``+20:31``); in UTC
+    every date-time is one it takes. A date-time that is out of range in UTC is invalid.
+    """
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value is None or value.tzinfo is None:
+            return value
+        try:
+            return value.astimezone(UTC)
+        except OverflowError:
+            raise ValidationError("The date-time is out of range.", code="invalid") from None
+
+
+class UTCDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UTCDateTimeField
 
 
 class MatchFilter(django_filters.FilterSet):
@@ -27,10 +52,10 @@ class MatchFilter(django_filters.FilterSet):
     end_reason = django_filters.CharFilter(
         label="loser, both_out, repetition, move_limit, timeout, forfeit, resign, cancelled."
     )
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
-    finished_after = django_filters.IsoDateTimeFilter(field_name="finished_at", lookup_expr="gte")
-    finished_before = django_filters.IsoDateTimeFilter(field_name="finished_at", lookup_expr="lt")
+    created_after = UTCDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UTCDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    finished_after = UTCDateTimeFilter(field_name="finished_at", lookup_expr="gte")
+    finished_before = UTCDateTimeFilter(field_name="finished_at", lookup_expr="lt")
 
     class Meta:
         model = Match

@@ -8,7 +8,6 @@ match is over.
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -160,8 +159,9 @@ class MoveOutcomeSerializer(serializers.Serializer):
 
 
 class SeatSerializer(serializers.ModelSerializer):
-    user = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    bot = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    # Null for an open seat, and for the kind of holder a held seat does not have.
+    user = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    bot = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
     bot_kind = serializers.SerializerMethodField()
 
     class Meta:
@@ -176,7 +176,10 @@ class MatchSerializer(serializers.ModelSerializer):
     """A match as listed: options, seats, progress and result, no cards."""
 
     seats = SeatSerializer(many=True, read_only=True)
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    # Null for the arena's own matches (ladder).
+    created_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = Match
@@ -215,7 +218,7 @@ class MatchDetailSerializer(MatchSerializer):
     def get_decks(self, match):
         return self.context.get("decks")
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field(serializers.DictField(allow_null=True))
     def get_state(self, match):
         return self.context.get("state")
 
