@@ -7,6 +7,8 @@ and rewrites the snapshot.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +25,14 @@ from games.rows import seat_indices
 ENGINE_END_REASONS = frozenset({"loser", "both_out", "repetition", "move_limit"})
 
 
+# Who holds the seats of a match is fixed once it has started (nothing changes a seat
+# after that), so a process remembers the answer instead of asking the database on every
+# request of a playing client. Bounded, least recently used first out.
+_SEATS_HELD: OrderedDict[tuple[int, int], list[int]] = OrderedDict()
+_SEATS_HELD_MAX = 20_000
+_SEATS_HELD_LOCK = threading.Lock()
+
+
 def seats_of(user, match: Match | int) -> list[int]:
     """Return the indices of the seats ``user`` holds in the match, lowest first.
 
@@ -31,14 +41,40 @@ def seats_of(user, match: Match | int) -> list[int]:
     """
     if user is None or not user.is_authenticated:
         return []
+    match_id = match if isinstance(match, int) else match.pk
+    key = (match_id, user.pk)
+    with _SEATS_HELD_LOCK:
+        held = _SEATS_HELD.get(key)
+        if held is not None:
+            _SEATS_HELD.move_to_end(key)
+            return list(held)
     prefetched = getattr(match, "_prefetched_objects_cache", {}).get("seats")
     if prefetched is not None:
-        return [
+        held = [
             seat.index
             for seat in prefetched
             if seat.user_id == user.pk or (seat.bot_id and seat.bot.account_id == user.pk)
         ]
-    return seat_indices(match if isinstance(match, int) else match.pk, user.pk)
+    else:
+        held = seat_indices(match_id, user.pk)
+    if isinstance(match, Match) and match.status != Match.Status.WAITING:
+        seats_remember(match_id=match_id, user=user, seats=held)
+    return held
+
+
+def seats_forget_all() -> None:
+    """Forget every remembered seat holder (tests, whose match ids repeat, call it)."""
+    with _SEATS_HELD_LOCK:
+        _SEATS_HELD.clear()
+
+
+def seats_remember(*, match_id: int, user, seats: list[int]) -> None:
+    """Remember the seats ``user`` holds in a match that has started (they never change)."""
+    with _SEATS_HELD_LOCK:
+        _SEATS_HELD[(match_id, user.pk)] = list(seats)
+        _SEATS_HELD.move_to_end((match_id, user.pk))
+        while len(_SEATS_HELD) > _SEATS_HELD_MAX:
+            _SEATS_HELD.popitem(last=False)
 
 
 def matches_for_listing() -> QuerySet[Match]:

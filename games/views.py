@@ -36,6 +36,7 @@ from games.selectors import (
     match_verification,
     matches_for_listing,
     seats_of,
+    seats_remember,
 )
 from games.serializers import (
     MAX_TIMEOUT,
@@ -383,7 +384,7 @@ class MatchMeView(MatchErrorsMixin, APIView):
         form.is_valid(raise_exception=True)
         # The hot read of a playing client: two light queries, no prefetch of holders.
         match = _bare_match_or_404(pk)
-        mine = seats_of(request.user, pk)
+        mine = seats_of(request.user, match)
         seat = _my_seat(mine, form.validated_data.get("seat"), match.to_move)
         return Response(_player_view(match, mine, seat))
 
@@ -427,7 +428,7 @@ class MatchWaitView(MatchErrorsMixin, APIView):
         form = WaitQuerySerializer(data=request.query_params)
         form.is_valid(raise_exception=True)
         match = _bare_match_or_404(pk)
-        mine = seats_of(request.user, pk)
+        mine = seats_of(request.user, match)
         requested = form.validated_data.get("seat")
         if requested is not None:
             _my_seat(mine, requested, None)
@@ -540,6 +541,8 @@ class MatchMoveView(MatchErrorsMixin, APIView):
             move=data["move"],
             idempotency_key=key,
         )
+        # The move was played, so the match has started and its seats are fixed.
+        seats_remember(match_id=pk, user=request.user, seats=mine)
         response = Response(_move_outcome(outcome))
         if outcome.replayed:
             response["Idempotent-Replayed"] = "true"

@@ -16,6 +16,7 @@ none of them, import nothing of Django through this file.
 
 import itertools
 import os
+import sys
 
 import pytest
 
@@ -49,6 +50,15 @@ def fresh_rate_limits():
         cache = caches[settings.API_THROTTLE_CACHE]
         if cache.__class__.__name__ == "LocMemCache":
             cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _forget_seat_holders():
+    """Forget the seat holders ``games.selectors`` remembers: match ids repeat across tests."""
+    yield
+    selectors = sys.modules.get("games.selectors")
+    if selectors is not None:
+        selectors.seats_forget_all()
 
 
 @pytest.fixture

@@ -202,3 +202,28 @@ def test_every_seed_deals_a_different_match(user_factory):
     seeds = {start_match(users).seed for _ in range(5)}
 
     assert len(seeds) == 5
+
+
+# --- Seat holders -----------------------------------------------------------------------
+
+
+def test_seat_holders_of_a_started_match_are_remembered(pair, django_assert_num_queries):
+    from games.selectors import seats_of
+
+    match = start_match([pair[0], pair[1]])
+    assert seats_of(pair[1], match) == [1]
+
+    with django_assert_num_queries(0):
+        assert seats_of(pair[1], match.pk) == [1]
+
+
+def test_seat_holders_of_a_waiting_match_are_asked_every_time(pair, django_assert_num_queries):
+    from games.selectors import seats_of
+    from games.services import match_create, match_join
+
+    match = match_create(creator=pair[0], game="durak", players=2, seats=[{"user": pair[0]}, None])
+    assert seats_of(pair[1], match) == []
+    match_join(match_id=match.pk, user=pair[1])
+
+    with django_assert_num_queries(1):
+        assert seats_of(pair[1], match.pk) == [1]
