@@ -18,15 +18,21 @@ Every 4xx and 5xx answer under ``/api/`` has this JSON body::
     ``non_field_errors`` included); for an exception raised with a dict or list as its
     detail, that detail; otherwise null.
 
+A request that fails because the database does not answer (down, restarting) is
+answered 503, ``database_unavailable``, with ``Retry-After``; under ``/api/`` also when
+the failure happens outside a DRF view (``cardserver.middleware``).
+
 The HTTP status and headers (``WWW-Authenticate``) stay as DRF sets them. A throttled
 request (429, ``throttled``) has ``detail`` ``{"retry_after": <seconds>}`` and the same
 whole seconds, rounded up, in its ``Retry-After`` header.
 """
 
+import logging
 import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -34,10 +40,32 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 INVALID_INPUT_MESSAGE = "Invalid input."
 
+logger = logging.getLogger(__name__)
+
 
 def error_body(*, code: str, message: str, detail: Any = None) -> dict[str, Any]:
     """Return the JSON body of an error answer."""
     return {"error": {"code": code, "message": message, "detail": detail}}
+
+
+# The database server is down, restarting or unreachable: the request may succeed again
+# in a moment, so the answer is a 503 with Retry-After, not a 500.
+DATABASE_DOWN = (OperationalError, InterfaceError)
+DATABASE_RETRY_AFTER = 2
+
+
+def database_unavailable_response(exc: Exception) -> Response:
+    """Return the 503 answer of a request that failed because the database did not answer."""
+    logger.warning("Database unavailable: %s", exc)
+    return Response(
+        error_body(
+            code="database_unavailable",
+            message="The database is not answering; try again in a moment.",
+            detail={"retry_after": DATABASE_RETRY_AFTER},
+        ),
+        status=503,
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER)},
+    )
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -46,6 +74,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     Return None for an exception DRF does not handle, so that Django turns it into a 500
     (answered by ``cardserver.views.server_error``).
     """
+    if isinstance(exc, DATABASE_DOWN):
+        return database_unavailable_response(exc)
     # DRF converts these two itself; doing it first gives the code and message below.
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(*exc.args)

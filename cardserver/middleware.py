@@ -1,16 +1,19 @@
-"""Project middleware: the match id of a request's log lines, and the request body limit."""
+"""Project middleware: log lines' match id, the request body limit, a database that is down."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from cardserver.api import error_body
+from cardserver.api import DATABASE_DOWN, DATABASE_RETRY_AFTER, error_body
 from cardserver.logs import set_match_id
 
 API_PREFIX = "/api/"
+
+logger = logging.getLogger(__name__)
 
 
 class MatchContextMiddleware:
@@ -66,3 +69,48 @@ class RequestBodyLimitMiddleware:
                 response["Connection"] = "close"
                 return response
         return self.get_response(request)
+
+
+class DatabaseUnavailableMiddleware:
+    """Answer 503 (not 500) when the database fails a request outside a DRF view.
+
+    DRF views answer it themselves (``cardserver.api.exception_handler``); this covers the
+    other views (pages, admin) and, through ``cardserver.views.server_error``, failures in
+    middleware. Under /api/ the answer is the JSON error body, elsewhere a short page.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            return self.get_response(request)
+        except DATABASE_DOWN as exc:
+            return self.unavailable(request, exc)
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        if isinstance(exc, DATABASE_DOWN):
+            return self.unavailable(request, exc)
+        return None
+
+    @staticmethod
+    def unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
+        """Return the 503 answer to ``request``, which the database failed."""
+        logger.warning("Database unavailable: %s", exc)
+        if request.path.startswith(API_PREFIX):
+            response: HttpResponse = JsonResponse(
+                error_body(
+                    code="database_unavailable",
+                    message="The database is not answering; try again in a moment.",
+                    detail={"retry_after": DATABASE_RETRY_AFTER},
+                ),
+                status=503,
+            )
+        else:
+            response = HttpResponse(
+                "The arena's database is not answering; try again in a moment.\n",
+                status=503,
+                content_type="text/plain; charset=utf-8",
+            )
+        response["Retry-After"] = str(DATABASE_RETRY_AFTER)
+        return response

@@ -104,6 +104,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "cardserver.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "cardserver.middleware.RequestBodyLimitMiddleware",
     "cardserver.middleware.MatchContextMiddleware",
@@ -157,6 +158,8 @@ else:
     # database server costs one failed check, not one failed request.
     _database["CONN_MAX_AGE"] = 60
     _database["CONN_HEALTH_CHECKS"] = True
+    # A server that does not answer fails a request (503) within seconds, not minutes.
+    _database.setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 
 DATABASES = {"default": _database}
 
@@ -318,6 +321,15 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A message sent while the broker restarts is retried for about 7 s before the send
+# fails (Celery's default gives up after 0.6 s), so that a short broker outage does not
+# lose the next round of a tournament that a worker sends after a commit.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 5,
+    "interval_start": 0,
+    "interval_step": 1,
+    "interval_max": 2,
+}
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"

@@ -2,6 +2,7 @@
 
 import logging
 import os
+import sys
 import time
 
 from django.conf import settings
@@ -20,7 +21,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from cardserver.api import error_body
+from cardserver.api import DATABASE_DOWN, error_body
 from cardserver.celery import app as celery_app
 
 logger = logging.getLogger(__name__)
@@ -164,7 +165,16 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """Answer an unhandled exception: the JSON error body under /api/, Django's page elsewhere."""
+    """Answer an unhandled exception: the JSON error body under /api/, Django's page elsewhere.
+
+    A database that does not answer is a 503 (``database_unavailable``), not a 500, even
+    when it failed in a middleware: Django calls this view while handling the exception.
+    """
+    exc = sys.exc_info()[1]
+    if isinstance(exc, DATABASE_DOWN):
+        from cardserver.middleware import DatabaseUnavailableMiddleware
+
+        return DatabaseUnavailableMiddleware.unavailable(request, exc)
     if request.path.startswith(API_PREFIX):
         return JsonResponse(
             error_body(code="server_error", message="A server error occurred."), status=500
