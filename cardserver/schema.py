@@ -48,7 +48,8 @@ def error_example(name: str, status: int, code: str, message: str, detail=None) 
 
 # Answers any API operation can give, whatever its view documents: a malformed request,
 # a bad token, a refused permission (or CSRF check of a session), a missing object or page,
-# an oversized body (cardserver.middleware), a rate limit (cardserver.throttling).
+# an oversized body (cardserver.middleware), a rate limit (cardserver.throttling), a
+# database that does not answer (cardserver.api).
 COMMON_ERRORS = {
     "400": "Invalid input (`invalid`, with the field errors in `detail`) or a body that is "
     "not JSON (`parse_error`).",
@@ -58,6 +59,8 @@ COMMON_ERRORS = {
     "413": "A request body over `API_MAX_BODY_SIZE` bytes (`request_too_large`).",
     "429": "Too many requests (`throttled`): `detail.retry_after` and the `Retry-After` "
     "header say when to try again.",
+    "503": "The database is not answering (`database_unavailable`): try again after "
+    "`Retry-After` seconds.",
 }
 UNTHROTTLED = {"/api/v1/health/"}
 
@@ -83,6 +86,6 @@ def add_common_errors(result: dict, generator, request, public) -> dict:
             for status, description in COMMON_ERRORS.items():
                 if status not in responses:
                     responses[status] = {"content": error, "description": description}
-                    if status == "429":
+                    if status in ("429", "503"):
                         responses[status]["headers"] = retry_after
     return result
