@@ -25,5 +25,7 @@ test: venv
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 
+# Every benchmark (engine, API on PostgreSQL, tournament workers, ratings recompute); the
+# table goes to artefacts/benchmarks.md. Needs PostgreSQL and Redis on 127.0.0.1.
 bench: venv
-	$(BIN)/python -m benchmarks.engine
+	$(BIN)/python -m benchmarks

@@ -13,12 +13,14 @@ moves or more).  Decisions are seeded with ``decision_rng``, so a run replays ex
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import multiprocessing
 import os
 import platform
 import statistics
 import time
+from pathlib import Path
 
 from bots.builtin import DEFAULT_BUDGET, decision_rng, get_player
 from games.engine import load_game
@@ -114,6 +116,7 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--pairings", default=",".join(f"{a}-{b}" for a, b in PAIRINGS),
                         help="comma-separated, e.g. strong-greedy,greedy-random")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     pairings = [tuple(p.split("-")) for p in args.pairings.split(",")]
     budget = DEFAULT_BUDGET if args.budget is None else args.budget
@@ -121,8 +124,26 @@ def main() -> None:
           f"{platform.python_version()}, {os.cpu_count()} cores, {args.processes} processes, "
           f"strong budget {budget} playouts")
     with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
+        rows = []
         for first, second in pairings:
-            report(run_pairing(first, second, args.deals, args.budget, pool))
+            rows.append(run_pairing(first, second, args.deals, args.budget, pool))
+            report(rows[-1])
+    if args.json:
+        args.json.write_text(json.dumps({"budget": budget, "rows": [
+            {**row, "times": {name: _time_summary(times) for name, times in row["times"].items()}}
+            for row in rows
+        ]}, indent=2))
+
+
+def _time_summary(times: list[float]) -> dict:
+    """Return the median and 95th percentile of decision times, in milliseconds."""
+    ordered = sorted(times)
+    if not ordered:
+        return {"median_ms": None, "p95_ms": None}
+    return {
+        "median_ms": 1000 * statistics.median(ordered),
+        "p95_ms": 1000 * ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
+    }
 
 
 if __name__ == "__main__":

@@ -10,11 +10,13 @@ second over the repeats, with the spread (min-max) so a noisy machine shows as s
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
 import statistics
 import time
+from pathlib import Path
 
 from games.engine import load_game
 
@@ -73,6 +75,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="per variant and repeat")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     pinned = pin_to_one_core()
     python = f"{platform.python_implementation()} {platform.python_version()}"
@@ -80,10 +83,13 @@ def main() -> None:
           f"median of {args.repeats} x {args.seconds:g} s")
     header = f"{'game':<12} {'players':>7} {'deck':>4} {'deals/s':>9} {'(min-max)':>15}"
     print(f"{header} {'moves/s':>9}")
-    for row in run(args.seconds, args.repeats):
+    rows = run(args.seconds, args.repeats)
+    for row in rows:
         spread = f"{row['deals_per_s_min']:>7.0f}-{row['deals_per_s_max']:<7.0f}"
         print(f"{row['game']:<12} {row['players']:>7} {row['deck_size']:>4} "
               f"{row['deals_per_s']:>9.0f} {spread} {row['moves_per_s']:>9.0f}")
+    if args.json:
+        args.json.write_text(json.dumps({"pinned": pinned, "rows": rows}, indent=2))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ It prints the median and every run, and fails if the recompute finds a differenc
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
@@ -28,6 +29,7 @@ import sys
 import tempfile
 import time
 import uuid
+from pathlib import Path
 
 
 def main() -> None:
@@ -37,6 +39,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--sqlite", action="store_true", help="Use a scratch SQLite file.")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
 
     scratch = f"cardserver_bench_{uuid.uuid4().hex[:8]}"
@@ -103,6 +106,12 @@ def run(options) -> None:
         + ")"
     )
     print("Fitted order: " + " > ".join(f"{e.bot.name} {e.rating:.0f}" for e in entries))
+    if options.json:
+        options.json.write_text(json.dumps({
+            "matches": options.matches, "bootstraps": settings.RATING_BOOTSTRAPS,
+            "database": connection.vendor, "total_s": totals, "replay_s": recomputes,
+            "fit_s": fits,
+        }, indent=2))
 
 
 def archive(matches: int, bots: int) -> None:

@@ -15,6 +15,7 @@ the figure for the same tournament played in one process without Celery.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import statistics
@@ -36,6 +37,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/12")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
 
     import psycopg
@@ -81,15 +83,21 @@ def run(options) -> None:
     print(f"{os.cpu_count()} cores; PostgreSQL, Redis; {options.bots} random bots, "
           f"{options.games} games per pairing")  # fmt: skip
 
+    figures: dict = {"matches": None, "workers": {}, "inline": None}
     for workers in [int(n) for n in options.workers.split(",")]:
         rates = []
         for _ in range(options.runs):
             rates.append(celery_run(bots, options, workers))
+        figures["workers"][workers] = {"median": statistics.median(rates), "runs": rates}
         print(
             f"{workers} worker process(es): {statistics.median(rates):.0f} matches/min "
             f"(median of {len(rates)}: " + ", ".join(f"{r:.0f}" for r in rates) + ")"
         )
     rates = [inline_run(bots, options) for _ in range(options.runs)]
+    figures["inline"] = {"median": statistics.median(rates), "runs": rates}
+    figures["matches"] = len(bots) * (len(bots) - 1) // 2 * options.games
+    if options.json:
+        options.json.write_text(json.dumps(figures, indent=2))
     print(
         f"In one process, no Celery: {statistics.median(rates):.0f} matches/min "
         f"(median of {len(rates)}: " + ", ".join(f"{r:.0f}" for r in rates) + ")"

@@ -1,0 +1,207 @@
+"""docker/: the image's and compose file's processes, run directly (no Docker engine here).
+
+The test reads docker/compose.yaml and docker/Dockerfile, and runs what they run with the
+environment compose gives, on a private PostgreSQL and Redis: the image's collectstatic,
+the migrate service, gunicorn with the image's command, a worker and beat; then the
+web and worker health checks, as compose runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from tests.ops.services import PrivatePostgres, PrivateRedis, free_port, postgres_bin, wait_until
+from tests.test_foundation import BASE_DIR, SETTINGS_VARIABLES
+
+COMPOSE = yaml.safe_load((BASE_DIR / "docker" / "compose.yaml").read_text())
+DOCKERFILE = (BASE_DIR / "docker" / "Dockerfile").read_text()
+
+
+def substitute(value: str, variables: dict[str, str]) -> str:
+    """Expand compose's ${NAME}, ${NAME:-default} and ${NAME:?error} with ``variables``."""
+
+    def one(found: re.Match) -> str:
+        name, operator, default = found.group(1), found.group(2), found.group(3) or ""
+        if name in variables and variables[name] != "":
+            return variables[name]
+        if operator == ":?":
+            raise KeyError(f"compose needs {name}: {default}")
+        return default if operator == ":-" else ""
+
+    return re.sub(r"\$\{(\w+)(:-|:\?)?([^}]*)\}", one, value)
+
+
+def service_environment(variables: dict[str, str]) -> dict[str, str]:
+    environment = COMPOSE["services"]["web"]["environment"]
+    return {name: substitute(str(value), variables) for name, value in environment.items()}
+
+
+def image_command() -> list[str]:
+    found = re.search(r"^CMD (\[.*?\])\s*$", DOCKERFILE, re.MULTILINE | re.DOTALL)
+    return json.loads(found.group(1).replace("\\\n", ""))
+
+
+def test_every_app_service_takes_its_settings_from_the_environment():
+    app = COMPOSE["x-app"]["environment"]
+
+    assert app["DEBUG"] == "0"
+    assert app["SECRET_KEY"].startswith("${SECRET_KEY:?")
+    assert app["LOG_FORMAT"] == "json"
+    assert "CACHE_URL" in app and "CELERY_BROKER_URL" in app and "DATABASE_URL" in app
+    for name in ("web", "worker", "beat", "migrate"):
+        assert COMPOSE["services"][name]["environment"] == app
+    assert set(COMPOSE["volumes"]) == {"postgres-data", "redis-data"}
+    for name in ("postgres", "redis", "web", "worker"):
+        assert "healthcheck" in COMPOSE["services"][name]
+
+
+def test_the_image_runs_as_a_user_without_privileges_and_collects_static_files():
+    assert re.search(r"^USER arena$", DOCKERFILE, re.MULTILINE)
+    assert "collectstatic --noinput" in DOCKERFILE
+    assert "pip install ." in DOCKERFILE
+    assert image_command()[:4] == [
+        "gunicorn", "-c", "python:cardserver.gunicorn", "cardserver.wsgi"
+    ]
+
+
+@pytest.mark.real_services
+@pytest.mark.skipif(postgres_bin() is None, reason="needs PostgreSQL's server binaries")
+def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path):
+    pg = PrivatePostgres().init()
+    pg.start()
+    redis = PrivateRedis(tmp_path / "redis")
+    redis.start()
+    processes: list[subprocess.Popen] = []
+    try:
+        port = free_port()
+        variables = {
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "POSTGRES_PASSWORD": "unused-with-trust",
+            "ALLOWED_HOSTS": "arena.example.org",
+            "LOG_LEVEL": "INFO",
+        }
+        environment = service_environment(variables)
+        # Compose's service names are host names in its network; here, the private servers.
+        environment["DATABASE_URL"] = pg.createdb("arena")
+        environment["CELERY_BROKER_URL"] = redis.url
+        environment["CACHE_URL"] = redis.url.replace("/0", "/1")
+        base = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
+        base.update(environment, CARDSERVER_VAR_DIR=str(tmp_path / "var"))
+        base["PATH"] = f"{Path(sys.executable).parent}:{base['PATH']}"
+        logs = tmp_path / "logs"
+        logs.mkdir()
+
+        # The image's build step, then the migrate service.
+        static = subprocess.run(
+            ["python", "manage.py", "collectstatic", "--noinput"],
+            cwd=BASE_DIR, timeout=300, capture_output=True, text=True,
+            env={**base, "DEBUG": "0", "SECRET_KEY": "collectstatic-only",
+                 "ALLOWED_HOSTS": "localhost"},
+        )  # fmt: skip
+        assert static.returncode == 0, static.stderr
+        assert (tmp_path / "var" / "static" / "staticfiles.json").exists()
+        migrate = COMPOSE["services"]["migrate"]["command"]
+        subprocess.run(migrate, cwd=BASE_DIR, env=base, check=True, timeout=300)
+
+        def start(name: str, command: list[str]) -> None:
+            processes.append(
+                subprocess.Popen(
+                    command, cwd=BASE_DIR, env=base, stdout=(logs / f"{name}.log").open("ab"),
+                    stderr=subprocess.STDOUT, start_new_session=True,
+                )  # fmt: skip
+            )
+
+        web = [arg.replace("0.0.0.0:8000", f"127.0.0.1:{port}") for arg in image_command()]
+        start("web", web)
+        start("worker", COMPOSE["services"]["worker"]["command"])
+        start("beat", COMPOSE["services"]["beat"]["command"])
+
+        # The health checks, as compose runs them in the containers.
+        web_check = [
+            arg.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
+            for arg in COMPOSE["services"]["web"]["healthcheck"]["test"][1:]
+        ]
+        worker_check = COMPOSE["services"]["worker"]["healthcheck"]["test"][1]
+        hostname = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
+        worker_check = worker_check.replace("$$HOSTNAME", hostname)
+
+        def passes(command: list[str]) -> bool:
+            return subprocess.run(command, cwd=BASE_DIR, env=base, capture_output=True,
+                                  timeout=60).returncode == 0  # fmt: skip
+
+        wait_until(lambda: passes(web_check), timeout=90, what="the web health check")
+        wait_until(
+            lambda: passes(["sh", "-c", worker_check]), timeout=90, what="the worker health check"
+        )
+
+        def health() -> dict:
+            return httpx.get(
+                f"http://127.0.0.1:{port}/api/v1/health/", headers={"Host": "arena.example.org"}
+            ).json()
+
+        # The web server keeps its last ping of the workers for HEALTH_WORKER_CACHE seconds.
+        wait_until(
+            lambda: health()["workers"]["answered"] >= 1, timeout=60, what="a worker in health"
+        )
+        assert health()["status"] == "ok"
+        # Production settings: HTTPS is left to a proxy here, and other hosts are refused.
+        other_host = httpx.get(f"http://127.0.0.1:{port}/api/v1/games/")
+        assert other_host.status_code == 400
+        games = httpx.get(
+            f"http://127.0.0.1:{port}/api/v1/games/", headers={"Host": "arena.example.org"}
+        )
+        assert games.status_code == 200
+        assert games.headers["X-Frame-Options"] == "DENY"
+        # Static files come from the collected folder (WhiteNoise).
+        assert httpx.get(
+            f"http://127.0.0.1:{port}/static/web/arena.css",
+            headers={"Host": "arena.example.org"},
+        ).status_code == 200
+        time.sleep(1)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        redis.stop(signal.SIGKILL)
+        pg.stop(mode="immediate")
+        pg.remove()
+
+    # Every line the web server wrote is one JSON object.
+    web_lines = (logs / "web.log").read_text().splitlines()
+    assert web_lines
+    for line in web_lines:
+        assert isinstance(json.loads(line), dict), line
+    assert any(json.loads(line).get("path") == "/api/v1/games/" for line in web_lines)
+
+
+def test_compose_needs_a_secret_key_and_a_database_password():
+    with pytest.raises(KeyError, match="SECRET_KEY"):
+        service_environment({"POSTGRES_PASSWORD": "x"})
+    with pytest.raises(KeyError, match="POSTGRES_PASSWORD"):
+        service_environment({"SECRET_KEY": "x" * 50})
+
+
+def test_worker_health_check_names_the_container_worker():
+    check = COMPOSE["services"]["worker"]["healthcheck"]["test"]
+
+    assert check[0] == "CMD-SHELL"
+    assert shlex.split(check[1])[:5] == ["celery", "-A", "cardserver", "inspect", "ping"]
