@@ -97,3 +97,15 @@ def kit_http_bot() -> Iterator[Callable[..., tuple[str, BotServer]]]:
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def no_match_tasks(monkeypatch):
+    """Send none of the matches' tasks: a test whose transactions commit would otherwise
+    leave them on the broker (Redis in CI) for the workers of later tests."""
+    from games import tasks as match_tasks
+
+    monkeypatch.setattr(match_tasks.match_turn_started, "delay", lambda *args: None)
+    monkeypatch.setattr(
+        match_tasks.enforce_move_deadline, "apply_async", lambda *args, **kwargs: None
+    )

@@ -470,7 +470,7 @@ def test_driver_started_again_by_a_move_commit_does_not_nest(
 
 @pytest.mark.django_db(transaction=True)
 def test_sleeping_bot_does_not_hold_up_another_match(
-    user, builtin, http_bot, http_bot_record, kit_http_bot
+    user, builtin, http_bot, http_bot_record, kit_http_bot, no_match_tasks
 ):
     sleepy_url, sleepy_server = http_bot(sleep_past_deadline)
     good_url, _good_server = kit_http_bot(SECRET, load_strategy("greedy", seed=3))

@@ -17,12 +17,18 @@ from games.services import match_create
 @pytest.fixture
 def eager_celery():
     """Run tasks in the calling thread: the built-in opponent moves when its turn starts."""
+    from celery._state import _set_task_join_will_block, task_join_will_block
+
     from cardserver.celery import app
 
-    before = app.conf.task_always_eager
+    before = app.conf.task_always_eager, task_join_will_block()
     app.conf.task_always_eager = True
     yield
-    app.conf.task_always_eager = before
+    app.conf.task_always_eager = before[0]
+    # Celery keeps "a task is running here" in one process-wide flag, which each eager task
+    # sets and restores; eager tasks in the live server's threads at once can leave it set,
+    # and then every later `.get()` of a result in this process refuses to block.
+    _set_task_join_will_block(before[1])
 
 
 def seat_client_bot(user, game: str, players: int, count: int = 1):

@@ -39,7 +39,9 @@ test_database_url.__test__ = False  # A helper, not a test.
 @pytest.mark.real_services
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_worker_plays_an_http_bot_match_to_the_end(tmp_path, user, kit_http_bot):
+def test_worker_plays_an_http_bot_match_to_the_end(
+    tmp_path, user, kit_http_bot, no_match_tasks
+):
     url, _server = kit_http_bot(SECRET, load_strategy("greedy", seed=4))
     web = Bot.objects.create(
         name="worker-web", owner=user, kind="http", url=url, secret=SECRET, games=["durak"]
