@@ -34,10 +34,13 @@ class Demo:
 @contextmanager
 def eager_tasks():
     """Run the Celery tasks the services send (bot turns, deadline checks) in this process."""
+    from celery._state import _set_task_join_will_block, task_join_will_block
+
     from cardserver import celery_app
 
     conf = celery_app.conf
     saved = conf.task_always_eager, conf.task_eager_propagates
+    join_will_block = task_join_will_block()
     conf.task_always_eager, conf.task_eager_propagates = True, True
     # Each eager task logs a line at INFO; thousands of them say nothing.
     trace_log = logging.getLogger("celery.app.trace")
@@ -48,6 +51,10 @@ def eager_tasks():
     finally:
         conf.task_always_eager, conf.task_eager_propagates = saved
         trace_log.setLevel(level)
+        # Celery keeps "a task is running here" in one process-wide flag that each eager
+        # task sets and restores; eager tasks in several threads at once (a live server's)
+        # can leave it set, and then every later `.get()` of a result refuses to block.
+        _set_task_join_will_block(join_will_block)
 
 
 def _user(username: str):
