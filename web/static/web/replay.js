@@ -98,6 +98,7 @@
       li.addEventListener("keydown", (event) => { if (event.key === "Enter") { stop(); show(i); } });
       items.push(li);
     }
+    if (!items.length) items.push(A.el("li", { className: "empty", text: "No moves yet." }));
     moveList.replaceChildren(...items);
   }
 
