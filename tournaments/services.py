@@ -28,6 +28,7 @@ from django.utils import timezone
 from bots.models import Bot
 from games.engine import load_game
 from games.engine.cards import shuffled_deck
+from games.errors import MatchError
 from games.models import Match, Seat
 from tournaments import elo
 from tournaments.bradley_terry import fit_ratings
@@ -232,7 +233,11 @@ def tournament_match_play(*, tournament_match_id: int) -> str:
     transaction, so a match whose play kills the worker is given up (aborted) after
     ``TOURNAMENT_MAX_ATTEMPTS`` starts. Call it outside any transaction.
     """
-    match_id = _tournament_match_claim(tournament_match_id)
+    try:
+        match_id = _tournament_match_claim(tournament_match_id)
+    except MatchError as exc:
+        # The match cannot be created (say, an entrant was disabled since the start).
+        return _tournament_match_record(tournament_match_id, error=f"not created: {exc}")
     if match_id is _GIVE_UP:
         return _tournament_match_record(
             tournament_match_id,

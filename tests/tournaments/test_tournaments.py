@@ -242,3 +242,22 @@ def test_standings_add_up_from_the_crosstable(bot_factory, quiet_turns):
     assert points == sorted(points, reverse=True)
     # A 3-player match hands out 3 points: 2 to each beat loser... 1 + 1 + 0.5 + 0.5.
     assert sum(points) == pytest.approx(3 * sum(1 for _ in range(3)))
+
+
+def test_a_match_that_cannot_be_created_is_aborted_and_the_round_goes_on(
+    bot_factory, quiet_turns
+):
+    a, b = bot_factory(), bot_factory()
+    tournament = create([a, b])
+    with inline_play():
+        tournament_start(tournament_id=tournament.pk)
+        type(a).objects.filter(pk=a.pk).update(enabled=False)
+        first, second = TournamentMatch.objects.filter(tournament=tournament).order_by("index")
+
+        assert tournament_match_play(tournament_match_id=first.pk) == "aborted"
+        assert tournament_match_play(tournament_match_id=second.pk) == "aborted"
+
+    first.refresh_from_db()
+    assert "not created" in first.last_error and "disabled" in first.last_error
+    tournament.refresh_from_db()
+    assert tournament.status == Tournament.Status.FINISHED
