@@ -8,12 +8,14 @@ from cardserver import views
 from tournaments.urls import pages as tournament_pages
 
 api_v1 = [
+    # First: a playing client's every request is a match URL, and Django tries the
+    # patterns in order.
+    path("", include("games.urls")),
     path("health/", views.health, name="api-health"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("bots.urls")),
     path("", include("tournaments.urls")),
-    path("", include("games.urls")),
     path("", include("accounts.urls")),
 ]
 

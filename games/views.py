@@ -14,7 +14,9 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -369,6 +371,8 @@ class MatchCancelView(MatchErrorsMixin, APIView):
 
 class MatchMeView(MatchErrorsMixin, APIView):
     permission_classes = [IsAuthenticated]
+    # A playing client reads this before every move: JSON only, no negotiation to do.
+    renderer_classes = [JSONRenderer]
 
     @extend_schema(
         summary="Read your view of a match: your hand, and your legal moves on your turn",
@@ -380,12 +384,15 @@ class MatchMeView(MatchErrorsMixin, APIView):
         tags=["play"],
     )
     def get(self, request: Request, pk: int) -> Response:
-        form = SeatChoiceSerializer(data=request.query_params)
-        form.is_valid(raise_exception=True)
+        requested = None
+        if request.query_params:
+            form = SeatChoiceSerializer(data=request.query_params)
+            form.is_valid(raise_exception=True)
+            requested = form.validated_data.get("seat")
         # The hot read of a playing client: two light queries, no prefetch of holders.
         match = _bare_match_or_404(pk)
         mine = seats_of(request.user, match)
-        seat = _my_seat(mine, form.validated_data.get("seat"), match.to_move)
+        seat = _my_seat(mine, requested, match.to_move)
         return Response(_player_view(match, mine, seat))
 
 
@@ -405,6 +412,8 @@ class WaitQuerySerializer(SeatChoiceSerializer):
 
 class MatchWaitView(MatchErrorsMixin, APIView):
     """Long-poll: hold the request until it is your turn or the match changes."""
+
+    renderer_classes = [JSONRenderer]
 
     @extend_schema(
         summary="Wait until it is your turn or the match changes (long-poll)",
@@ -459,6 +468,8 @@ class MatchWaitView(MatchErrorsMixin, APIView):
 
 class MatchMoveView(MatchErrorsMixin, APIView):
     permission_classes = [IsAuthenticated]
+    renderer_classes = [JSONRenderer]
+    parser_classes = [JSONParser]
 
     @extend_schema(
         summary="Submit a move",
