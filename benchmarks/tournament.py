@@ -4,7 +4,7 @@
 
 Creates a scratch PostgreSQL database (``--server``, default
 ``postgres://postgres@127.0.0.1:5432``; dropped afterwards) and uses a Redis database as
-the broker (``--broker``, default ``redis://127.0.0.1:6379/12``, flushed before each run).
+the broker (``--broker``, default ``redis://127.0.0.1:6379/12``) with a queue of its own.
 For each worker count it starts ``celery worker --pool=prefork --concurrency=N``, runs a
 rated 2-player Durak round-robin of ``--bots`` random bots with ``--games`` games per
 pairing (8 bots, 8 games: 224 matches in 4 rounds), and times it from the start to the
@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -48,6 +49,8 @@ def main() -> None:
     os.environ.update(
         DATABASE_URL=f"{options.server}/{scratch}",
         CELERY_BROKER_URL=options.broker,
+        # A queue of its own: another worker on the same Redis must not take its tasks.
+        CELERY_TASK_DEFAULT_QUEUE=f"bench-{scratch}",
         DJANGO_SETTINGS_MODULE="cardserver.settings",
         LOG_LEVEL="WARNING",
         CARDSERVER_VAR_DIR=tempfile.mkdtemp(),
@@ -120,25 +123,29 @@ def celery_run(bots, options, workers: int) -> float:
     from tournaments.models import Tournament
     from tournaments.services import tournament_start
 
-    redis.Redis.from_url(options.broker).flushdb()
+    redis.Redis.from_url(options.broker).delete(os.environ["CELERY_TASK_DEFAULT_QUEUE"])
+    name = f"{os.environ['CELERY_TASK_DEFAULT_QUEUE']}-{workers}@{socket.gethostname()}"
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=prefork",
-         f"--concurrency={workers}", "--without-mingle", "--without-gossip",
+         f"--concurrency={workers}", "--without-mingle", "--without-gossip", "-n", name,
          "--loglevel=WARNING"],
         cwd=BASE_DIR, env=os.environ.copy(), stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        while not celery_app.control.ping(timeout=0.5):
+        while not celery_app.control.ping(destination=[name], timeout=0.5):
             if time.monotonic() > deadline:
                 sys.exit("the worker did not start")
         tournament = create(bots, options)
         tournament_start(tournament_id=tournament.pk)
+        deadline = time.monotonic() + 1800
         while True:
             tournament.refresh_from_db()
             if tournament.status == Tournament.Status.FINISHED:
                 break
+            if time.monotonic() > deadline:
+                sys.exit(f"not finished after 30 minutes: {tournament.matches_done} matches done")
             time.sleep(0.05)
         finished = Tournament.objects.get(pk=tournament.pk).finished_at
         elapsed = (finished - tournament.started_at).total_seconds()
@@ -161,9 +168,11 @@ def inline_run(bots, options) -> float:
         with inline_play():
             started = time.perf_counter()
             tournament_start(tournament_id=tournament.pk)
-            for tm_id in TournamentMatch.objects.filter(tournament=tournament).order_by(
-                "round", "index"
-            ).values_list("pk", flat=True):
+            for tm_id in (
+                TournamentMatch.objects.filter(tournament=tournament)
+                .order_by("round", "index")
+                .values_list("pk", flat=True)
+            ):
                 tournament_match_play(tournament_match_id=tm_id)
             elapsed = time.perf_counter() - started
     finally:

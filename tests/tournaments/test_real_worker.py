@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -41,10 +42,29 @@ def database_url() -> str:
     return f"postgres://{db['USER']}{password}@{host}/{db['NAME']}"
 
 
+@pytest.fixture(autouse=True)
+def own_queue():
+    """Send this test's tasks to a queue of its own, which only its workers read.
+
+    Another worker on the same broker (a test of another app, a benchmark, a second CI
+    run) would otherwise take tasks whose rows are not in its database.
+    """
+    from cardserver import celery_app
+
+    queue = f"test-tournaments-{uuid.uuid4().hex}"
+    saved = celery_app.conf.task_default_queue
+    celery_app.conf.task_default_queue = queue
+    yield queue
+    celery_app.conf.task_default_queue = saved
+
+
 def start_worker(tmp_path: Path, concurrency: int = 2) -> subprocess.Popen:
-    """Start a prefork worker in a process group of its own, on the test database."""
+    """Start a prefork worker in a process group of its own, on the test database and queue."""
+    from cardserver import celery_app
+
     environment = dict(os.environ)
     environment.update(
+        CELERY_TASK_DEFAULT_QUEUE=celery_app.conf.task_default_queue,
         DJANGO_SETTINGS_MODULE="cardserver.settings",
         DATABASE_URL=database_url(),
         CARDSERVER_VAR_DIR=str(tmp_path / "var"),
