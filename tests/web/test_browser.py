@@ -105,7 +105,7 @@ def test_replay_steps_to_the_last_ply_and_shows_the_engine_result(page, phone, l
     assert banner.is_visible()
     assert banner.get_attribute("data-loser") == str(result["loser"])
     loser_name = match.seats.get(index=result["loser"]).bot.name
-    assert f"seat {result['loser']} ({loser_name}) is the fool" in banner.inner_text()
+    assert f"Seat {result['loser']} ({loser_name}) is the fool." in banner.inner_text()
     assert f"ply={match.ply}" in page.page.url
     page.screenshot("replay-end")
 

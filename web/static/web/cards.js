@@ -136,6 +136,11 @@
 
   /* What the game's final state, or the match's stored result, says in words. */
   function resultText(game, result, seats, extra) {
+    const text = resultWords(game, result, seats, extra);
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+
+  function resultWords(game, result, seats, extra) {
     extra = extra || {};
     if (extra.forfeitSeat !== null && extra.forfeitSeat !== undefined) {
       return seatName(seats, extra.forfeitSeat) + " forfeited" + (extra.forfeitReason ? ": " + extra.forfeitReason : "") + " and lost the match.";

@@ -39,7 +39,7 @@
       if (deal.loser === null || deal.loser === undefined) parts.push("drawn, its letter carries over");
       else parts.push(capital(A.seatName(config.seats, deal.loser)) + " is the fool of the deal and now holds " + (series.letters_word[deal.loser] || "no letters"));
     } else if (state.is_over && !series) {
-      parts.push(". The deal is over");
+      parts.push(". The deal is over.");
     }
     return parts;
   }
