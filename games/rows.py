@@ -48,6 +48,19 @@ def match_row(match_id: int, *, for_update: bool = False) -> Match | None:
     return (_MATCH_FOR_UPDATE if for_update else _MATCH).one([match_id])
 
 
+def match_progress(match_id: int) -> tuple[int, str, int | None] | None:
+    """Return the match's ``(ply, status, to_move)``, or None: what a long-poll watches."""
+    statements = _statements()
+    if "progress" not in statements:
+        statements["progress"] = (
+            f"SELECT {_qn('ply')}, {_qn('status')}, {_qn('to_move')} "
+            f"FROM {_qn(Match._meta.db_table)} WHERE {_qn('id')} = %s"
+        )
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(statements["progress"], [match_id])
+        return cursor.fetchone()
+
+
 def seat_indices(match_id: int, user_id: int) -> list[int]:
     """Return the seats of the match held by the user, directly or through a client bot."""
     statements = _statements()

@@ -28,7 +28,7 @@ from games import errors, services
 from games.catalog import GAMES
 from games.filters import MatchFilter
 from games.models import Match
-from games.rows import match_row
+from games.rows import match_progress, match_row
 from games.selectors import (
     match_decks,
     match_for_reading,
@@ -445,9 +445,11 @@ class MatchWaitView(MatchErrorsMixin, APIView):
         deadline = time.monotonic() + form.validated_data["timeout"]
         first_status = match.status
         sleep = WAIT_FIRST_SLEEP
-        rows = Match.objects.filter(pk=pk).values_list("ply", "status", "to_move")
         while True:
-            ply, state, to_move = rows.get()
+            progress = match_progress(pk)
+            if progress is None:
+                raise Http404("No match with this id.")
+            ply, state, to_move = progress
             mine_to_move = requested if requested is not None else to_move
             if (
                 ply > after_ply

@@ -326,3 +326,8 @@ def test_worker_forfeits_a_match_whose_seat_let_its_time_run_out(pair, monkeypat
 
     assert match.status == Match.Status.FINISHED, errors_out
     assert (match.end_reason, match.loser, match.ply) == ("timeout", seat, 0)
+
+
+@pytest.mark.django_db
+def test_deadline_watch_of_a_match_that_does_not_exist_does_nothing():
+    assert tasks.enforce_move_deadline.run(987654) is False
