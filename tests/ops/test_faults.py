@@ -314,8 +314,9 @@ def _test_database_url() -> str:
 @pytest.mark.real_services
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path):
+def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path, monkeypatch):
     from celery import Celery
+    from django.contrib.auth import get_user_model
 
     from bots.models import Bot
     from games.models import Match
@@ -326,14 +327,16 @@ def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path
     redis.start()
     worker = None
     try:
-        owner = Bot.objects.get(name="random").owner
+        # A transactional test starts from an empty database: no built-in bots.
+        owner = get_user_model().objects.create_user(username="fault-owner")
         bots = [
             Bot.objects.create(
                 name=f"fault-random-{i}", owner=owner, kind="builtin", builtin="random",
                 games=["durak"],
             )
-            for i in range(6)
+            for i in range(4)
         ]  # fmt: skip
+        # 24 matches in 3 rounds of 8.
         tournament = tournament_create(
             creator=None, name="redis restart", game="durak", players=2, bots=bots,
             games_per_pairing=4, move_time_limit=10.0, rated=False,
@@ -358,6 +361,8 @@ def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path
         # sent to the private Redis (this process's Celery app uses the shared broker).
         with inline_play():
             tournament_start(tournament_id=tournament.pk)
+        # Celery takes CELERY_BROKER_URL (CI's shared Redis) before the broker it is given.
+        monkeypatch.setenv("CELERY_BROKER_URL", redis.url)
         sender = Celery(broker=redis.url)
         for tm_id in TournamentMatch.objects.filter(tournament=tournament, round=0).values_list(
             "pk", flat=True
