@@ -84,12 +84,15 @@ def match_create(
     rated: bool = False,
     decks: list[list[str]] | None = None,
     dealer: int = 0,
+    decks_trusted: bool = False,
 ) -> Match:
     """Create a match; start it at once if every seat is held.
 
     ``seats`` has one entry per seat: ``{"user": user}``, ``{"bot": bot}``, or None for a
     seat left open for ``match_join``. ``decks`` (unrated single deals only) replaces the
-    secret seed with a deck the creator chose, top card first, given as a one-deck list.
+    secret seed with a deck the creator chose, top card first, given as a one-deck list;
+    with ``decks_trusted`` the decks come from a source as secret as a seed (a duplicate
+    tournament's own seed, never a player), and a rated match may use them.
     Raise InvalidMatchRequest for options, seats or decks that do not make a match.
     """
     try:
@@ -110,7 +113,9 @@ def match_create(
             f"the move time limit must be above 0 and at most {MAX_MOVE_TIME_LIMIT:g} seconds"
         )
     if decks is not None:
-        decks = _checked_decks(decks, rated=rated, format=format, deck_size=engine_game.deck_size)
+        decks = _checked_decks(
+            decks, rated=rated and not decks_trusted, format=format, deck_size=engine_game.deck_size
+        )
     for holder in seats:
         if holder is not None:
             _check_holder(holder, game)

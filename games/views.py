@@ -1,7 +1,10 @@
 """The games API: games, matches, moves, waiting, replays and verification.
 
 Views are thin: they parse with an input serializer, find the requester's seat, call one
-service or selector, and shape the answer with an output serializer. Domain errors
+service or selector, and shape the answer with an output serializer. The three endpoints
+a playing client calls on every turn (``me``, ``wait``, ``moves``) build their answers in
+their serializer's shape directly, since a serializer instance costs more than the rest
+of such a request; a test holds the two to the same fields. Domain errors
 (``games.errors``) become the error body of ``cardserver.api`` here.
 """
 

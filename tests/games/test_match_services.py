@@ -227,3 +227,16 @@ def test_seat_holders_of_a_waiting_match_are_asked_every_time(pair, django_asser
 
     with django_assert_num_queries(1):
         assert seats_of(pair[1], match.pk) == [1]
+
+
+def test_rated_match_takes_decks_only_from_a_trusted_source(pair):
+    from games.engine.cards import deck_cards
+    from games.errors import InvalidMatchRequest
+
+    decks = [deck_cards(36)]
+    with pytest.raises(InvalidMatchRequest):
+        start_match(pair, rated=True, decks=decks)
+
+    match = start_match(pair, rated=True, decks=decks, decks_trusted=True)
+
+    assert match.rated and match.decks == decks and match.seed == ""
