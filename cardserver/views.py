@@ -108,7 +108,7 @@ def _database_status() -> str:
 
 def _broker_status() -> str:
     """Return "ok" if the Celery broker answers within ``HEALTH_BROKER_TIMEOUT``."""
-    url = celery_app.conf.broker_url or ""
+    url = _broker_url()
     timeout = settings.HEALTH_BROKER_TIMEOUT
     try:
         if url.startswith("filesystem://"):
@@ -134,6 +134,10 @@ def _broker_status() -> str:
         logger.warning("Health check: the broker did not answer.", exc_info=True)
         return "error"
     return "ok"
+
+
+def _broker_url() -> str:
+    return celery_app.conf.broker_url or ""
 
 
 def _workers_status() -> dict:

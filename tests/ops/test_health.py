@@ -91,9 +91,8 @@ def test_database_down_answers_503(api_client, monkeypatch, workers_answer):
 @pytest.mark.django_db
 def test_broker_down_answers_503_quickly_with_workers_unknown(api_client, monkeypatch, settings):
     settings.HEALTH_BROKER_TIMEOUT = 0.5
-    # Nothing listens on port 1. (Celery reads CELERY_BROKER_URL before its own setting.)
-    monkeypatch.setenv("CELERY_BROKER_URL", "redis://127.0.0.1:1/0")
-    monkeypatch.setattr(celery_app.conf, "broker_url", "redis://127.0.0.1:1/0")
+    # Nothing listens on port 1.
+    monkeypatch.setattr(views, "_broker_url", lambda: "redis://127.0.0.1:1/0")
     started = time.monotonic()
 
     response = api_client.get("/api/v1/health/")
