@@ -99,7 +99,9 @@ def _pg(*args: str) -> None:
 class Server:
     """A fresh database and gunicorn serving the project on it."""
 
-    def __init__(self, *, workers: int, threads: int, worker: bool, var_dir: Path) -> None:
+    def __init__(
+        self, *, workers: int, threads: int, worker: bool, var_dir: Path, log: Path | None = None
+    ) -> None:
         self.database = f"cardserver_bench_{os.getpid()}"
         self.port = _free_port()
         self.broker = _redis_url()
@@ -118,6 +120,7 @@ class Server:
         if self.broker:
             self.env["CELERY_BROKER_URL"] = self.broker
         self.workers, self.threads, self.worker = workers, threads, worker
+        self.log = log
         self.processes: list[subprocess.Popen] = []
 
     def __enter__(self) -> Server:
@@ -141,8 +144,8 @@ class Server:
                 gunicorn,
                 cwd=BASE_DIR,
                 env=self.env | {"LOG_LEVEL": "INFO"},
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stdout=open(self.log, "ab") if self.log else subprocess.DEVNULL,  # noqa: SIM115
+                stderr=subprocess.STDOUT,
             )
         )
         if self.worker:
@@ -594,6 +597,9 @@ def main() -> None:
         "--http", choices=sorted(TRANSPORTS), default="httpx", help="the load generator's client"
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--server-log", type=Path, help="append gunicorn's log (access log included) here"
+    )
     args = parser.parse_args()
     # Stopped from outside (timeout, Ctrl-C), still stop gunicorn and drop the database.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -602,7 +608,11 @@ def main() -> None:
     with (
         tempfile.TemporaryDirectory() as var_dir,
         Server(
-            workers=args.workers, threads=args.threads, worker=args.worker, var_dir=Path(var_dir)
+            workers=args.workers,
+            threads=args.threads,
+            worker=args.worker,
+            var_dir=Path(var_dir),
+            log=args.server_log,
         ) as server,
     ):
         _setup_django(server)
