@@ -30,8 +30,10 @@ before and after), else to the embedded broker; no worker consumes them unless
 
 The machine may be shared: before each run the benchmark waits (up to
 ``--idle-timeout`` seconds) until other processes use fewer than ``--idle-below`` cores,
-and each run reports the cores other work used meanwhile, and the CPU milliseconds that
-gunicorn, PostgreSQL and the load generator spent per accepted move.
+and each run reports the cores other work used meanwhile, the CPU milliseconds that
+gunicorn, PostgreSQL and the load generator spent per accepted move, and how long a fixed
+piece of Python (200 random Durak deals in the engine) took just before: a shared virtual
+machine also changes speed without any process of its own to show for it.
 """
 
 from __future__ import annotations
@@ -469,6 +471,24 @@ def _machine_cpu() -> tuple[float, float]:
     return (total - idle) / _TICKS, total / _TICKS
 
 
+def calibrate() -> float:
+    """Return the milliseconds a fixed piece of pure Python takes now (lower is faster).
+
+    The machine's speed varies beyond what other processes take (a virtual machine's
+    host is shared too); this figure, taken before each run, says how fast it was.
+    """
+    from games.engine import load_game
+
+    game = load_game("durak", players=2)
+    started = time.perf_counter()
+    for seed in range(200):
+        state = game.deal(seed=seed)
+        rng = random.Random(seed)
+        while not state.is_over:
+            state = state.play(rng.choice(state.legal_moves()))
+    return 1000 * (time.perf_counter() - started)
+
+
 def wait_for_idle(*, busy_below: float, timeout: float) -> float:
     """Wait until other processes use less than ``busy_below`` cores; return that use.
 
@@ -622,18 +642,22 @@ def main() -> None:
         for repeat in range(args.repeats):
             if "a" in args.parts:
                 wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+                speed = calibrate()
                 got = run_throughput(
                     server.url, tokens[: args.clients], names[: args.clients], args.seconds,
                     server,
                 )  # fmt: skip
+                got["calibration_ms"] = speed
                 throughput.append(got)
                 print(f"(a) run {repeat + 1}: {json.dumps(got)}", flush=True)
             if "b" in args.parts:
                 wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+                speed = calibrate()
                 got = run_latency(
                     server.url, tokens[args.clients :], names[args.clients :], args.rate,
                     args.seconds, server,
                 )  # fmt: skip
+                got["calibration_ms"] = speed
                 latency.append(got)
                 print(f"(b) run {repeat + 1}: {json.dumps(got)}", flush=True)
         service = None
@@ -676,6 +700,9 @@ def _print_throughput(args, throughput: list[dict]) -> None:
             + _spread([r["cpu_ms_per_move"][part] for r in throughput])
         )
     print("    cores busy with other work:      " + _spread([r["other_cores"] for r in throughput]))
+    print(
+        "    calibration ms (machine speed):  " + _spread([r["calibration_ms"] for r in throughput])
+    )
 
 
 def _print_latency(args, latency: list[dict]) -> None:
@@ -689,6 +716,7 @@ def _print_latency(args, latency: list[dict]) -> None:
         + "   target < 40"
     )
     print("    cores busy with other work:      " + _spread([r["other_cores"] for r in latency]))
+    print("    calibration ms (machine speed):  " + _spread([r["calibration_ms"] for r in latency]))
 
 
 def _print_service(service: dict) -> None:

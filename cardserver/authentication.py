@@ -28,6 +28,9 @@ class TokenAuthentication(authentication.TokenAuthentication):
             cls._query = RowQuery(
                 get_user_model(),
                 f"JOIN {Token._meta.db_table} t ON t.user_id = {{table}}.id WHERE t.key = %s",
+                # What requests read of their user; the rest (password hash, names, dates)
+                # is loaded only if something asks for it.
+                only=("id", "username", "email", "is_active", "is_staff", "is_superuser"),
             )
         return cls._query
 

@@ -21,17 +21,27 @@ from django.db import DEFAULT_DB_ALIAS, connections, models
 
 
 class RowQuery:
-    """``SELECT <every column of model> FROM <its table> <tail>``, fetching one row.
+    """``SELECT <the columns of model> FROM <its table> <tail>``, fetching one row.
 
     ``tail`` may name the model's table as ``{table}`` (quoted); ``for_update`` appends
     ``FOR UPDATE`` where the database has it (not SQLite, whose ``BEGIN IMMEDIATE``
     transactions already hold the write lock).
     """
 
-    def __init__(self, model: type[models.Model], tail: str, *, for_update: bool = False):
+    def __init__(
+        self,
+        model: type[models.Model],
+        tail: str,
+        *,
+        for_update: bool = False,
+        only: tuple[str, ...] | None = None,
+    ):
         self.model = model
         self.tail = tail
         self.for_update = for_update
+        # With ``only``, the other columns are deferred, as with ``QuerySet.only``: reading
+        # one later costs a query of its own.
+        self.only = only
         # One compiled statement per connection wrapper (connections are per thread).
         self._compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -40,6 +50,8 @@ class RowQuery:
         meta = self.model._meta
         table = quote(meta.db_table)
         fields = meta.concrete_fields
+        if self.only is not None:
+            fields = [f for f in fields if f.attname in self.only or f.primary_key]
         columns = ", ".join(f"{table}.{quote(f.column)}" for f in fields)
         sql = f"SELECT {columns} FROM {table} {self.tail.format(table=table)}"
         if self.for_update and connection.features.has_select_for_update:

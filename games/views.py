@@ -17,6 +17,7 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -81,6 +82,17 @@ SEAT_PARAMETER = OpenApiParameter(
 NOT_FOUND = {404: "No match with this id."}
 NOT_AUTHENTICATED = {401: "No valid token (Authorization: Token <key>)."}
 NOT_YOUR_SEAT = {403: "You hold no seat in this match (or not the seat asked for)."}
+
+
+class JsonOnly(DefaultContentNegotiation):
+    """Negotiation of the play endpoints: they answer JSON whatever ``Accept`` says.
+
+    DRF's default parses the ``Accept`` header on every request to choose among renderers;
+    these views have one.
+    """
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
 
 
 class MatchErrorsMixin:
@@ -374,6 +386,7 @@ class MatchCancelView(MatchErrorsMixin, APIView):
 
 class MatchMeView(MatchErrorsMixin, APIView):
     permission_classes = [IsAuthenticated]
+    content_negotiation_class = JsonOnly
     # A playing client reads this before every move: JSON only, no negotiation to do.
     renderer_classes = [JSONRenderer]
 
@@ -417,6 +430,7 @@ class MatchWaitView(MatchErrorsMixin, APIView):
     """Long-poll: hold the request until it is your turn or the match changes."""
 
     renderer_classes = [JSONRenderer]
+    content_negotiation_class = JsonOnly
 
     @extend_schema(
         summary="Wait until it is your turn or the match changes (long-poll)",
@@ -473,6 +487,7 @@ class MatchWaitView(MatchErrorsMixin, APIView):
 
 class MatchMoveView(MatchErrorsMixin, APIView):
     permission_classes = [IsAuthenticated]
+    content_negotiation_class = JsonOnly
     renderer_classes = [JSONRenderer]
     parser_classes = [JSONParser]
 
