@@ -314,9 +314,10 @@ def _test_database_url() -> str:
 @pytest.mark.real_services
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path, monkeypatch):
+def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path):
     from celery import Celery
     from django.contrib.auth import get_user_model
+    from kombu import Connection
 
     from bots.models import Bot
     from games.models import Match
@@ -361,14 +362,17 @@ def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path
         # sent to the private Redis (this process's Celery app uses the shared broker).
         with inline_play():
             tournament_start(tournament_id=tournament.pk)
-        # Celery takes CELERY_BROKER_URL (CI's shared Redis) before the broker it is given.
-        monkeypatch.setenv("CELERY_BROKER_URL", redis.url)
-        sender = Celery(broker=redis.url)
-        for tm_id in TournamentMatch.objects.filter(tournament=tournament, round=0).values_list(
-            "pk", flat=True
-        ):
-            sender.send_task("tournaments.tasks.play_tournament_match", args=[tm_id])
-        sender.close()
+        # An app of its own that does not become the current one (shared tasks would send
+        # through it after this test), on an explicit connection (a Celery app takes
+        # CELERY_BROKER_URL, CI's shared Redis, before the broker it is given).
+        sender = Celery(set_as_current=False)
+        with Connection(redis.url) as broker:
+            for tm_id in TournamentMatch.objects.filter(
+                tournament=tournament, round=0
+            ).values_list("pk", flat=True):
+                sender.send_task(
+                    "tournaments.tasks.play_tournament_match", args=[tm_id], connection=broker
+                )
 
         def done() -> int:
             return Tournament.objects.values_list("matches_done", flat=True).get(
