@@ -354,8 +354,8 @@ def run_throughput(
     moves = sum(accepted) - moves0
     elapsed = time.perf_counter() - started
     cpu = _cpu() - cpu0
-    web = _process_cpu(f"127.0.0.1:{server.port}") - web0
-    db = _process_cpu(server.database) - db0
+    web = _cpu_since(web0, f"127.0.0.1:{server.port}")
+    db = _cpu_since(db0, server.database)
     machine = _machine_cpu()[0] - machine0
     stop.set()
     for thread in threads:
@@ -435,8 +435,8 @@ def run_latency(
         thread.join()
     elapsed = time.perf_counter() - started
     ours = (
-        _process_cpu(f"127.0.0.1:{server.port}") - web0
-        + _process_cpu(server.database) - db0
+        _cpu_since(web0, f"127.0.0.1:{server.port}")
+        + _cpu_since(db0, server.database)
         + _cpu() - cpu0
     )  # fmt: skip
     other_cores = max(0.0, _machine_cpu()[0] - machine0 - ours) / elapsed
@@ -504,9 +504,9 @@ def wait_for_idle(*, busy_below: float, timeout: float) -> float:
             return busy
 
 
-def _process_cpu(match: str) -> float:
-    """Return the CPU seconds used so far by the processes whose command line has ``match``."""
-    total = 0.0
+def _process_cpu(match: str) -> dict[int, float]:
+    """Return ``{pid: CPU seconds so far}`` of the processes whose command line has ``match``."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -517,8 +517,19 @@ def _process_cpu(match: str) -> float:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / _TICKS
-    return total
+        found[int(entry.name)] = (int(fields[11]) + int(fields[12])) / _TICKS
+    return found
+
+
+def _cpu_since(before: dict[int, float], match: str) -> float:
+    """Return the CPU seconds the processes matching ``match`` used since ``before``.
+
+    A process that started meanwhile counts in full; one that ended (PostgreSQL ends a
+    backend when Django closes a connection older than ``CONN_MAX_AGE``) is left out, so
+    the figure can be a little low, never negative.
+    """
+    now = _process_cpu(match)
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
 
 
 # --- Part (c): cost per move in the service ---------------------------------------------
