@@ -26,7 +26,9 @@ The load generator runs on the same machine, in this process: one client per thr
 httpx or, with ``--http stdlib``, http.client (a third of httpx's CPU per request).
 Celery messages go to Redis database 14 when Redis answers on 127.0.0.1:6379 (flushed
 before and after), else to the embedded broker; no worker consumes them unless
-``--worker`` starts one. The table reports medians over the repeats, with min-max.
+``--worker`` starts one. The table reports medians over the repeats, with min-max, and
+again over the quiet runs alone (those during which other work stayed under
+``--idle-below`` cores).
 
 The machine may be shared: before each run the benchmark waits (up to
 ``--idle-timeout`` seconds) until other processes use fewer than ``--idle-below`` cores,
@@ -696,12 +698,23 @@ def main() -> None:
         )
 
 
+def _quiet(runs: list[dict], args) -> list[dict]:
+    """Return the runs during which other work used fewer than ``--idle-below`` cores."""
+    return [r for r in runs if r["other_cores"] < args.idle_below]
+
+
 def _print_throughput(args, throughput: list[dict]) -> None:
+    quiet = _quiet(throughput, args)
     print(
         f"(a) {args.clients} clients, moves accepted/s:   "
         + _spread([r["moves_per_s"] for r in throughput])
         + "   target >= 250"
     )
+    if quiet:
+        print(
+            f"    in the {len(quiet)} quiet run(s):          "
+            + _spread([r["moves_per_s"] for r in quiet])
+        )
     print(
         "    load generator CPU (cores):     " + _spread([r["generator_cpu"] for r in throughput])
     )
@@ -717,15 +730,22 @@ def _print_throughput(args, throughput: list[dict]) -> None:
 
 
 def _print_latency(args, latency: list[dict]) -> None:
+    quiet = _quiet(latency, args)
     print(
         f"(b) {args.rate:g} moves/s open loop, POST median ms: "
         + _spread([r["median_ms"] for r in latency])
     )
     print(
-        f"    {'':>{len(f'{args.rate:g}')}}                  p99 ms:    "
+        "                          p99 ms:    "
         + _spread([r["p99_ms"] for r in latency])
         + "   target < 40"
     )
+    if quiet:
+        print(
+            f"    in the {len(quiet)} quiet run(s), median: "
+            + _spread([r["median_ms"] for r in quiet])
+        )
+        print("                          p99 ms:    " + _spread([r["p99_ms"] for r in quiet]))
     print("    cores busy with other work:      " + _spread([r["other_cores"] for r in latency]))
     print("    calibration ms (machine speed):  " + _spread([r["calibration_ms"] for r in latency]))
 
