@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections.abc import Iterable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -29,6 +31,7 @@ from bots.models import Bot, BotTurnLease, bot_name_validator
 from bots.protocol import BotAnswer, BotCaller, Fault, build_request
 from bots.urlsafety import UnsafeBotURL, resolve_safe
 from games.engine import GAMES
+from games.errors import IdempotencyKeyReused, MatchNotActive, NotYourTurn, StalePly
 
 logger = logging.getLogger(__name__)
 
@@ -376,8 +379,8 @@ class _BotTurn:
     seat: int
     ply: int
     bot: Bot
-    view: dict
-    legal_moves: list[dict]
+    # The match's state before this move.
+    state: Any
     # When the match stops waiting for this move (None: the match keeps no clock).
     deadline_at: datetime | None
     move_time_limit: float
@@ -401,13 +404,18 @@ def bot_turns_play(*, match_id: int, max_moves: int | None = None) -> int:
     the match for its seat with the fault as the reason and counts against the bot's
     health, and a good move clears the bot's failures.
 
+    Built-in players' moves in a row are decided in memory and appended together, up to
+    ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time (``games.services.match_moves_append``):
+    the log still grows during a long match, so a match whose worker died resumes from
+    it and spectators see it move.
+
     The match is claimed (``BotTurnLease``) before the first bot is asked and kept until
     this call stops. A call that finds the match claimed by another one still playing,
     or its turn already played, stops at once and returns 0: so return does not always
     mean that no bot is to move, but that another call is playing those moves.
 
-    Call it outside any transaction: it waits on bots over HTTP, and each move is its own
-    transaction.
+    Call it outside any transaction: it waits on bots over HTTP, and each write is its
+    own transaction.
     """
     playing = _PLAYING.get()
     if match_id in playing:
@@ -416,8 +424,12 @@ def bot_turns_play(*, match_id: int, max_moves: int | None = None) -> int:
     driver = _Driver(holder=secrets.token_hex(16))
     played = 0
     try:
-        while (max_moves is None or played < max_moves) and _bot_turn_play(match_id, driver):
-            played += 1
+        while max_moves is None or played < max_moves:
+            limit = None if max_moves is None else max_moves - played
+            moved = _bot_turns_step(match_id, driver, limit=limit)
+            if not moved:
+                break
+            played += moved
     finally:
         _PLAYING.reset(token)
         if driver.claimed:
@@ -427,74 +439,161 @@ def bot_turns_play(*, match_id: int, max_moves: int | None = None) -> int:
 
 @dataclass(slots=True)
 class _Driver:
-    """One call of ``bot_turns_play``: its claim's id, and whether it claimed the match."""
+    """One call of ``bot_turns_play``: its claim's id, whether it claimed the match, and
+    the bots at the match's seats (fixed once a match has started)."""
 
     holder: str
     claimed: bool = False
+    seat_bots: dict[int, Bot | None] | None = None
+    # When this driver's claim lapses, by its own clock (time.monotonic()).
+    claimed_until: float = 0.0
 
 
-def _bot_turn_play(match_id: int, driver: _Driver) -> bool:
-    """Play one bot move of the match; return whether a move was made."""
+def _bot_turns_step(match_id: int, driver: _Driver, *, limit: int | None) -> int:
+    """Play the next bot move of the match, or its built-in players' moves in a row (at
+    most ``limit``); return how many moves were made."""
+    turn = _bot_turn_load(match_id, driver)
+    if turn is None:
+        return 0
+    if turn.bot.kind == Bot.Kind.BUILTIN:
+        if not _lease_claim(
+            turn, driver, hold_for=BUILTIN_LEASE, keep_if_left=BUILTIN_LEASE / 2
+        ):
+            return 0
+        return _builtin_moves_play(turn, driver, limit=limit)
+    return int(_http_bot_turn_play(turn, driver))
+
+
+def _http_bot_turn_play(turn: _BotTurn, driver: _Driver) -> bool:
+    """Ask the HTTP bot to move and play its answer; return whether a move was made."""
     from games import errors as match_errors
     from games.services import match_move_submit
 
-    turn = _bot_turn_load(match_id)
-    if turn is None:
+    time_limit = turn.time_left()
+    if time_limit < MIN_CALL_TIME:
+        # Too late to ask: the match's deadline check forfeits the seat on time.
+        _deadline_enforce(turn)
         return False
-    if turn.bot.kind == Bot.Kind.BUILTIN:
-        if not _lease_claim(turn, driver, hold_for=BUILTIN_LEASE):
-            return False
-        move = _builtin_choose(turn)
-    else:
-        time_limit = turn.time_left()
-        if time_limit < MIN_CALL_TIME:
-            # Too late to ask: the match's deadline check forfeits the seat on time.
-            _deadline_enforce(turn)
-            return False
-        if not _lease_claim(turn, driver, hold_for=time_limit + LEASE_GRACE):
-            return False
-        answer = _http_bot_ask(turn, time_limit)
-        if not answer.ok:
-            _bot_forfeit(turn, code=str(answer.fault), detail=answer.detail)
-            return False
-        move = answer.move
+    if not _lease_claim(turn, driver, hold_for=time_limit + LEASE_GRACE):
+        return False
+    answer = _http_bot_ask(turn, time_limit)
+    if not answer.ok:
+        _bot_forfeit(turn, code=str(answer.fault), detail=answer.detail)
+        return False
     try:
         match_move_submit(
-            match_id=match_id,
+            match_id=turn.match_id,
             seat=turn.seat,
             ply=turn.ply,
-            move=move,
-            idempotency_key=f"bot:{turn.bot.pk}:{turn.ply}",
+            move=answer.move,
+            idempotency_key=_bot_move_key(turn.bot, turn.ply),
+            notify=False,
         )
     except match_errors.IllegalMoveError as exc:
         _bot_forfeit(turn, code=Fault.ILLEGAL_MOVE, detail=str(exc))
         return False
-    except (
-        match_errors.StalePly,
-        match_errors.NotYourTurn,
-        match_errors.MatchNotActive,
-        match_errors.IdempotencyKeyReused,
-    ):
-        # Another worker played this turn, or the match ended meanwhile (on time, say).
+    except _TURN_GONE:
         return False
-    if turn.bot.kind == Bot.Kind.HTTP and (turn.bot.consecutive_failures or not turn.bot.healthy):
+    if turn.bot.consecutive_failures or not turn.bot.healthy:
         with transaction.atomic():
             _health_record(bot_id=turn.bot.pk, ok=True)
     return True
 
 
-def _bot_turn_load(match_id: int) -> _BotTurn | None:
+def _builtin_moves_play(turn: _BotTurn, driver: _Driver, *, limit: int | None) -> int:
+    """Play the built-in players' moves from ``turn`` on while a built-in bot is to move (at
+    most ``limit``), appending them ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time; return
+    how many were played.
+
+    The state stays in memory from one write to the next: only this driver, holding the
+    match's claim, moves in it meanwhile (a person cannot: no person's seat is to move).
+    """
+    from games.services import match_moves_append
+
+    played = 0
+    per_write = settings.BOTS_BUILTIN_MOVES_PER_WRITE
+    while True:
+        batch = per_write if limit is None else min(per_write, limit - played)
+        moves, after, refused = _builtin_moves_decide(turn, driver, batch)
+        if moves:
+            try:
+                match_moves_append(match_id=turn.match_id, ply=turn.ply, moves=moves)
+            except _TURN_GONE:
+                return played
+            played += len(moves)
+        if refused is not None:
+            _bot_forfeit(refused[0], code=Fault.ILLEGAL_MOVE, detail=str(refused[1]))
+            return played
+        if after.is_over or (limit is not None and played >= limit):
+            return played
+        bot = driver.seat_bots.get(after.to_move)
+        if bot is None or bot.kind != Bot.Kind.BUILTIN:
+            return played
+        turn = replace(turn, seat=after.to_move, ply=turn.ply + len(moves), bot=bot, state=after)
+        if not _lease_claim(turn, driver, hold_for=BUILTIN_LEASE, keep_if_left=BUILTIN_LEASE / 2):
+            return played
+
+
+def _builtin_moves_decide(turn: _BotTurn, driver: _Driver, count: int):
+    """Decide up to ``count`` built-in moves in a row from ``turn``, in memory.
+
+    Return the moves, the state after them, and (the turn, the engine's error) if a
+    built-in player chose a move the engine refused, else None.
+    """
+    from bots.builtin import decision_rng, get_player
+    from games.engine import IllegalMove
+    from games.services import ArenaMove
+
+    state, ply, bot = turn.state, turn.ply, turn.bot
+    moves: list[ArenaMove] = []
+    while True:
+        seat = state.to_move
+        player = get_player(bot.builtin, turn.game)
+        # The ply counts the match's moves (across the deals of a series), so every
+        # decision of a match has a generator of its own.
+        move = player.choose(
+            state.view(seat), state.legal_moves(), decision_rng(turn.seed, seat, ply)
+        )
+        try:
+            after = state.play(move)
+        except IllegalMove as exc:
+            # A bug in a built-in player: its seat forfeits, as an HTTP bot's would.
+            refused = replace(turn, seat=seat, ply=ply, bot=bot, state=state)
+            return moves, state, (refused, exc)
+        state = after
+        moves.append(ArenaMove(seat, move, timezone.now(), _bot_move_key(bot, ply)))
+        ply += 1
+        if state.is_over or len(moves) >= count:
+            return moves, state, None
+        bot = driver.seat_bots.get(state.to_move)
+        if bot is None or bot.kind != Bot.Kind.BUILTIN:
+            return moves, state, None
+
+
+# What a move meets when another worker played the turn, or the match ended meanwhile
+# (on time, say): the driver stops without a fault.
+_TURN_GONE = (StalePly, NotYourTurn, MatchNotActive, IdempotencyKeyReused)
+
+
+def _bot_move_key(bot: Bot, ply: int) -> str:
+    return f"bot:{bot.pk}:{ply}"
+
+
+def _bot_turn_load(match_id: int, driver: _Driver) -> _BotTurn | None:
     """Return the turn of the bot to move, or None when no server-side bot is to move."""
     from games.models import Match, Seat
+    from games.rows import match_row
     from games.selectors import match_state
 
-    match = Match.objects.filter(pk=match_id).first()
+    match = match_row(match_id)
     if match is None or match.status != Match.Status.ACTIVE:
         return None
-    holder = (
-        Seat.objects.select_related("bot").filter(match_id=match_id, index=match.to_move).first()
-    )
-    bot = holder.bot if holder is not None else None
+    if driver.seat_bots is None:
+        driver.seat_bots = {
+            seat.index: seat.bot
+            for seat in Seat.objects.select_related("bot").filter(match_id=match_id)
+        }
+    bot = driver.seat_bots.get(match.to_move)
     if bot is None or bot.kind == Bot.Kind.CLIENT:
         return None
     state = match_state(match)
@@ -513,21 +612,10 @@ def _bot_turn_load(match_id: int) -> _BotTurn | None:
         seat=match.to_move,
         ply=match.ply,
         bot=bot,
-        view=state.view(match.to_move),
-        legal_moves=state.legal_moves(),
+        state=state,
         deadline_at=match.deadline_at,
         move_time_limit=match.move_time_limit or settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
     )
-
-
-def _builtin_choose(turn: _BotTurn) -> dict:
-    from bots.builtin import decision_rng, get_player
-
-    player = get_player(turn.bot.builtin, turn.game)
-    # The ply counts the match's moves (across the deals of a series), so every decision
-    # of a match has a generator of its own.
-    rng = decision_rng(turn.seed, turn.seat, turn.ply)
-    return player.choose(turn.view, turn.legal_moves, rng)
 
 
 def _http_bot_ask(turn: _BotTurn, time_limit: float) -> BotAnswer:
@@ -536,17 +624,27 @@ def _http_bot_ask(turn: _BotTurn, time_limit: float) -> BotAnswer:
         game=turn.game,
         options=turn.options,
         seat=turn.seat,
-        view=turn.view,
-        legal_moves=turn.legal_moves,
+        view=turn.state.view(turn.seat),
+        legal_moves=turn.state.legal_moves(),
         deadline=timezone.now() + timedelta(seconds=time_limit),
         time_limit=time_limit,
     )
     return _caller().request_move(turn.bot.url, turn.bot.secret, payload, time_limit)
 
 
-def _lease_claim(turn: _BotTurn, driver: _Driver, *, hold_for: float) -> bool:
+def _lease_claim(
+    turn: _BotTurn, driver: _Driver, *, hold_for: float, keep_if_left: float | None = None
+) -> bool:
     """Claim (or keep) the match for ``driver`` for ``hold_for`` seconds; return False
-    when another driver holds it."""
+    when another driver holds it.
+
+    A claim of the driver's own that lasts ``keep_if_left`` seconds more is kept as it
+    is: a driver playing built-in moves in quick succession need not write at each batch.
+    """
+    left = driver.claimed_until - time.monotonic()
+    if driver.claimed and keep_if_left is not None and left > keep_if_left:
+        return True
+    started = time.monotonic()
     now = timezone.now()
     expires_at = now + timedelta(seconds=hold_for)
     holder = driver.holder
@@ -568,6 +666,7 @@ def _lease_claim(turn: _BotTurn, driver: _Driver, *, hold_for: float) -> bool:
             except IntegrityError:
                 return False
     driver.claimed = True
+    driver.claimed_until = started + hold_for
     return True
 
 

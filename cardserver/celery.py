@@ -29,6 +29,18 @@ def _use_django_logging(**kwargs) -> None:
 
 
 @signals.task_prerun.connect
+@signals.task_postrun.connect
+def _close_old_connections(task=None, **extra) -> None:
+    """Drop database connections that failed or outlived CONN_MAX_AGE, as Django does at
+    the start and end of a request (the fix-up keeps them: ``CELERY_DB_REUSE_MAX``)."""
+    if task is not None and getattr(task.request, "is_eager", False):
+        return  # an eager task runs inside its caller's work, transaction maybe included
+    from django.db import close_old_connections
+
+    close_old_connections()
+
+
+@signals.task_prerun.connect
 def _log_match_id(task=None, args=None, kwargs=None, **extra) -> None:
     """Make the task's log lines carry its ``match_id`` argument, if it has one."""
     from cardserver.logs import set_match_id

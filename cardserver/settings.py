@@ -323,6 +323,11 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's Django fix-up closes the database connections around every task unless this is
+# set, and a new PostgreSQL connection costs more than a short task. Connections are
+# instead kept as Django keeps them between requests (CONN_MAX_AGE, CONN_HEALTH_CHECKS):
+# cardserver/celery.py runs Django's close_old_connections() before and after each task.
+CELERY_DB_REUSE_MAX = 1_000_000
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A message sent while the broker restarts is retried for about 7 s before the send
 # fails (Celery's default gives up after 0.6 s), so that a short broker outage does not
@@ -353,6 +358,10 @@ BOTS_ALLOW_PRIVATE_URLS = _env_bool("BOTS_ALLOW_PRIVATE_URLS", default=DEBUG)
 BOTS_DEFAULT_MOVE_TIME_LIMIT = 5.0
 # Failed pings or forfeits in a row after which a bot is marked unhealthy.
 BOTS_UNHEALTHY_AFTER = 3
+# Built-in players' moves in a row that the bot driver appends in one transaction: a
+# decision costs microseconds, a write a millisecond or more; short enough that a match
+# in progress keeps a log to resume from and spectators see it move.
+BOTS_BUILTIN_MOVES_PER_WRITE = int(os.environ.get("BOTS_BUILTIN_MOVES_PER_WRITE") or 16)
 
 # --- Tournaments and ratings -----------------------------------------------------------
 

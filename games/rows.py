@@ -79,22 +79,26 @@ def seat_indices(match_id: int, user_id: int) -> list[int]:
         return [index for (index,) in cursor.fetchall()]
 
 
-def move_insert(move: Move) -> None:
-    """INSERT the move (its ``id`` stays unset: nothing on the hot path needs it)."""
+def move_insert(moves: Sequence[Move]) -> None:
+    """INSERT the moves in one statement (their ``id`` stays unset: nothing on the hot
+    path needs it)."""
+    key = ("move_insert", len(moves))
     statements = _statements()
-    if "move_insert" not in statements:
+    if key not in statements:
         fields = [f for f in Move._meta.concrete_fields if not f.primary_key]
         columns = ", ".join(_qn(f.column) for f in fields)
-        placeholders = ", ".join(["%s"] * len(fields))
-        statements["move_insert"] = (
-            f"INSERT INTO {_qn(Move._meta.db_table)} ({columns}) VALUES ({placeholders})",
+        row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        statements[key] = (
+            f"INSERT INTO {_qn(Move._meta.db_table)} ({columns}) VALUES "
+            + ", ".join([row] * len(moves)),
             fields,
         )
-    sql, fields = statements["move_insert"]
+    sql, fields = statements[key]
+    connection = connections[DEFAULT_DB_ALIAS]
     params = [
-        f.get_db_prep_save(getattr(move, f.attname), connections[DEFAULT_DB_ALIAS]) for f in fields
+        f.get_db_prep_save(getattr(move, f.attname), connection) for move in moves for f in fields
     ]
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
 
 

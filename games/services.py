@@ -14,6 +14,7 @@ for the new ply: it schedules the deadline check and lets bots move.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -85,6 +86,7 @@ def match_create(
     decks: list[list[str]] | None = None,
     dealer: int = 0,
     decks_trusted: bool = False,
+    notify: bool = True,
 ) -> Match:
     """Create a match; start it at once if every seat is held.
 
@@ -92,7 +94,9 @@ def match_create(
     seat left open for ``match_join``. ``decks`` (unrated single deals only) replaces the
     secret seed with a deck the creator chose, top card first, given as a one-deck list;
     with ``decks_trusted`` the decks come from a source as secret as a seed (a duplicate
-    tournament's own seed, never a player), and a rated match may use them.
+    tournament's own seed, never a player), and a rated match may use them. With
+    ``notify`` false no message is sent when it starts (no turn notice, no deadline
+    watch): the caller plays its bots' turns itself (the tournament and ladder tasks).
     Raise InvalidMatchRequest for options, seats or decks that do not make a match.
     """
     try:
@@ -124,18 +128,28 @@ def match_create(
         if len(held) != len(set(held)):
             raise InvalidMatchRequest("a rated match needs a different player in every seat")
 
+    match = Match(
+        game=game,
+        players=players,
+        deck_size=engine_game.deck_size,
+        format=format,
+        rated=rated,
+        dealer=dealer,
+        move_time_limit=move_time_limit,
+        created_by=creator,
+        decks=decks,
+    )
+    full = all(holder is not None for holder in seats)
+    if full:
+        # Dealt before its row is written: one INSERT for a match that starts at once.
+        arena_seats = [
+            index
+            for index, holder in enumerate(seats)
+            if "bot" in holder and holder["bot"].kind in ARENA_PLAYED_BOT_KINDS
+        ]
+        _deal(match, timezone.now(), arena_seats)
     with transaction.atomic():
-        match = Match.objects.create(
-            game=game,
-            players=players,
-            deck_size=engine_game.deck_size,
-            format=format,
-            rated=rated,
-            dealer=dealer,
-            move_time_limit=move_time_limit,
-            created_by=creator,
-            decks=decks,
-        )
+        match.save(force_insert=True)
         Seat.objects.bulk_create(
             Seat(
                 match=match,
@@ -145,8 +159,8 @@ def match_create(
             )
             for index, holder in enumerate(seats)
         )
-        if all(holder is not None for holder in seats):
-            match_start(match=match)
+        if full:
+            _on_commit_started(match, notify=notify)
     return match
 
 
@@ -199,11 +213,25 @@ def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) 
 def match_start(*, match: Match, now: datetime | None = None) -> Match:
     """Deal the first cards of a match whose every seat is held, and open its first turn.
 
-    Should be called inside a transaction holding the match row's lock (or on a match
-    this transaction created). Draw the secret seed (unless the creator gave decks),
-    publish its commitment, store the snapshot at ply 0 and start the clock.
+    Should be called inside a transaction holding the match row's lock. Draw the secret
+    seed (unless the creator gave decks), publish its commitment, store the snapshot at
+    ply 0 and start the clock.
     """
-    now = now or timezone.now()
+    arena_seats = Seat.objects.filter(match=match, bot__kind__in=ARENA_PLAYED_BOT_KINDS)
+    _deal(match, now or timezone.now(), arena_seats.values_list("index", flat=True))
+    match.save(
+        update_fields=[
+            "seed", "seed_commitment", "status", "started_at", "ply", "to_move", "snapshot",
+            "snapshot_ply", "arena_seats", "turn_started_at", "deadline_at",
+        ]
+    )  # fmt: skip
+    _on_commit_started(match, notify=True)
+    return match
+
+
+def _deal(match: Match, now: datetime, arena_seats: Iterable[int]) -> None:
+    """Set the match's fields for its start: the seed and its commitment, the snapshot at
+    ply 0, the seats the arena plays, the first turn's clock."""
     if match.decks is None:
         match.seed = new_seed()
         match.seed_commitment = seed_commitment(match.seed)
@@ -216,27 +244,26 @@ def match_start(*, match: Match, now: datetime | None = None) -> Match:
     match.to_move = state.to_move
     match.snapshot = state.to_json()
     match.snapshot_ply = 0
-    match.arena_seats = sum(
-        1 << index
-        for index in Seat.objects.filter(
-            match=match, bot__kind__in=ARENA_PLAYED_BOT_KINDS
-        ).values_list("index", flat=True)
-    )
+    match.arena_seats = sum(1 << index for index in arena_seats)
     _open_turn(match, now)
-    match.save(
-        update_fields=[
-            "seed", "seed_commitment", "status", "started_at", "ply", "to_move", "snapshot",
-            "snapshot_ply", "arena_seats", "turn_started_at", "deadline_at",
-        ]
-    )  # fmt: skip
+
+
+def _on_commit_started(match: Match, *, notify: bool) -> None:
+    """Log the start; with ``notify``, after commit, watch the first deadline and hand the
+    first turn to the bot driver if the arena plays it.
+
+    Without ``notify`` the caller plays the bots' turns itself (the tournament and ladder
+    tasks), and the periodic sweep of overdue matches is the clock's backstop: no
+    message is sent.
+    """
     match_id, first_deadline = match.pk, match.move_time_limit + DEADLINE_GRACE
     logger.info(
         "match %s started: %s, %s players, %s to move",
         match_id, match.game, match.players, match.to_move, extra={"match_id": match_id},
     )
-    transaction.on_commit(lambda: _send_deadline_watch(match_id, first_deadline))
-    _on_commit_turn_started(match)
-    return match
+    if notify:
+        transaction.on_commit(lambda: _send_deadline_watch(match_id, first_deadline))
+        _on_commit_turn_started(match)
 
 
 def match_cancel(*, match_id: int, user) -> Match:
@@ -292,6 +319,7 @@ def match_move_submit(
     move: dict,
     idempotency_key: str = "",
     now: datetime | None = None,
+    notify: bool = True,
 ) -> MoveOutcome:
     """Play ``move`` for ``seat`` as the answer to ``ply``, and append it to the log.
 
@@ -300,7 +328,8 @@ def match_move_submit(
     move's outcome and writes nothing. Raise MatchNotActive, NotYourTurn, StalePly (each
     with the current ply), IllegalMoveError naming the broken rule, or
     IdempotencyKeyReused. A move later than the deadline (plus a grace) forfeits the
-    match instead, and raises MatchNotActive.
+    match instead, and raises MatchNotActive. With ``notify`` false no turn notice is sent
+    after the move (the bot driver, which goes on playing the arena's seats itself).
 
     Cost: one locked SELECT of the match, one INSERT, one UPDATE; the state comes from
     the snapshot, so it does not depend on the length of the log.
@@ -323,7 +352,15 @@ def match_move_submit(
                 raise StalePly(match.ply, match.to_move)
             late = match.deadline_at and now > match.deadline_at + timedelta(seconds=DEADLINE_GRACE)
             if not late:
-                return _play(match, seat, move, idempotency_key, now)
+                (logged,) = _play(
+                    match, [ArenaMove(seat, move, now, idempotency_key)], notify=notify
+                )
+                return MoveOutcome(
+                    move=logged,
+                    match=match,
+                    replayed=False,
+                    ended_match=match.status == Match.Status.FINISHED,
+                )
             # The forfeit is committed when this block ends; the error is raised after.
             _forfeit(match, seat, "timeout", _timeout_detail(match, seat), now)
     except IntegrityError:
@@ -338,33 +375,97 @@ def match_move_submit(
     )
 
 
-def _play(match: Match, seat: int, move: dict, idempotency_key: str, now: datetime) -> MoveOutcome:
-    """Play the move on the locked match: one INSERT and one UPDATE."""
+@dataclass(frozen=True, slots=True)
+class ArenaMove:
+    """A move for ``match_moves_append``: its seat, the move, when it was made, and the
+    Idempotency-Key it is logged with (empty for none)."""
+
+    seat: int
+    move: dict
+    received_at: datetime
+    idempotency_key: str = ""
+
+
+def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -> Match:
+    """Append moves made one after another by the arena's own players, in one transaction.
+
+    For the bot driver: a built-in player decides a move in microseconds, and a
+    transaction per move cost a hundred times more than the decision. The moves are
+    checked and played in order exactly as ``match_move_submit`` plays one: the first
+    answers ``ply`` and is late if it came after the match's deadline (then its seat
+    loses on time and nothing is appended); each must be its seat's turn and legal. All
+    or nothing: raise MatchNotActive, StalePly, NotYourTurn or IllegalMoveError (naming
+    the ply) and write nothing. Return the match as it is after them.
+
+    Sends no turn notice (``games.tasks.match_turn_started``): the driver that made these
+    moves goes on playing the arena's seats itself.
+    """
+    if not moves:
+        raise InvalidMatchRequest("no moves to append")
+    with transaction.atomic():
+        match = match_row(match_id, for_update=True)
+        if match is None:
+            raise Match.DoesNotExist(f"No match {match_id}.")
+        if match.status != Match.Status.ACTIVE:
+            raise MatchNotActive(match.status, match.ply)
+        if ply != match.ply:
+            raise StalePly(match.ply, match.to_move)
+        first = moves[0]
+        if first.seat != match.to_move:
+            raise NotYourTurn(match.ply, match.to_move)
+        grace = timedelta(seconds=DEADLINE_GRACE)
+        if match.deadline_at and first.received_at > match.deadline_at + grace:
+            detail = _timeout_detail(match, first.seat)
+            _forfeit(match, first.seat, "timeout", detail, first.received_at)
+        else:
+            _play(match, moves, notify=False)
+    return match
+
+
+def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> list[Move]:
+    """Play the moves on the locked match, in order: one INSERT and one UPDATE.
+
+    The turns after the first start when the move before them was made; with ``notify``,
+    the seat to move after the last is handed its turn after commit.
+    """
     state = match_state(match)
-    try:
-        state = state.play(move)
-    except InvalidMove as exc:
-        raise IllegalMoveError(str(exc), unreadable=True) from None
-    except IllegalMove as exc:
-        raise IllegalMoveError(str(exc)) from None
+    logged = []
+    turn_started_at = match.turn_started_at
     ply = match.ply
-    logged = Move(
-        match=match,
-        ply=ply,
-        seat=seat,
-        move=move,
-        received_at=now,
-        time_taken=max(0.0, (now - match.turn_started_at).total_seconds())
-        if match.turn_started_at
-        else 0.0,
-        idempotency_key=idempotency_key,
-    )
+    for played in moves:
+        if played.seat != state.to_move:
+            raise NotYourTurn(ply, state.to_move)
+        try:
+            state = state.play(played.move)
+        except InvalidMove as exc:
+            raise IllegalMoveError(_at_ply(exc, ply, moves), unreadable=True) from None
+        except IllegalMove as exc:
+            raise IllegalMoveError(_at_ply(exc, ply, moves)) from None
+        logged.append(
+            Move(
+                match=match,
+                ply=ply,
+                seat=played.seat,
+                move=played.move,
+                received_at=played.received_at,
+                time_taken=max(0.0, (played.received_at - turn_started_at).total_seconds())
+                if turn_started_at
+                else 0.0,
+                idempotency_key=played.idempotency_key,
+            )
+        )
+        logger.debug(
+            "match %s ply %s: seat %s played %s",
+            match.pk, ply, played.seat, played.move,
+            extra={"match_id": match.pk, "ply": ply, "seat": played.seat},
+        )  # fmt: skip
+        turn_started_at = played.received_at
+        ply += 1
+        if state.is_over and ply - match.ply < len(moves):
+            raise IllegalMoveError(f"ply {ply}: the match ended at the move before")
     move_insert(logged)
-    logger.debug(
-        "match %s ply %s: seat %s played %s",
-        match.pk, ply, seat, move, extra={"match_id": match.pk, "ply": ply, "seat": seat},
-    )
-    match.ply = ply + 1
+    now = moves[-1].received_at
+    match.ply = ply
     match.snapshot = state.to_json()
     match.snapshot_ply = match.ply
     fields = ["ply", "snapshot", "snapshot_ply", "to_move", "turn_started_at", "deadline_at"]
@@ -387,9 +488,14 @@ def _play(match: Match, seat: int, move: dict, idempotency_key: str, now: dateti
         match.to_move = state.to_move
         _open_turn(match, now)
     match_update(match, fields)
-    if not state.is_over:
+    if notify and not state.is_over:
         _on_commit_turn_started(match)
-    return MoveOutcome(move=logged, match=match, replayed=False, ended_match=state.is_over)
+    return logged
+
+
+def _at_ply(error: Exception, ply: int, moves: Sequence[ArenaMove]) -> str:
+    """The engine's message, naming the ply when several moves are played at once."""
+    return str(error) if len(moves) == 1 else f"ply {ply}: {error}"
 
 
 def _repeated_move(

@@ -332,6 +332,9 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
         "seats": [{"bot": bots[bot_id]} for bot_id in tm.table],
         "move_time_limit": tournament.move_time_limit,
         "dealer": 0,
+        # This task plays the match itself: a turn notice would send a second worker to
+        # wait for it.
+        "notify": False,
     }
     if not tournament.duplicate:
         return match_create(**options, rated=tournament.rated)
@@ -857,6 +860,7 @@ def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
             seats=[{"bot": bot} for bot in order],
             move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
             rated=True,
+            notify=False,  # play_ladder_match plays it
         )
         LadderMatch.objects.create(match=match, pool=pool_of(game, players))
         match_id = match.pk

@@ -433,36 +433,61 @@ def test_turn_whose_deadline_passed_is_forfeited_on_time_without_asking_the_bot(
     assert web.consecutive_failures == 0
 
 
-def test_driver_started_again_by_a_move_commit_does_not_nest(
+def test_driver_sends_no_turn_notice_for_the_moves_it_plays_itself(
+    user, builtin, kit_http_bot, http_bot_record, transactional_db, monkeypatch
+):
+    from games import tasks as match_tasks
+
+    notices = []
+    monkeypatch.setattr(match_tasks.match_turn_started, "delay", lambda *a: notices.append(a))
+    monkeypatch.setattr(match_tasks.enforce_move_deadline, "apply_async", lambda *a, **k: None)
+    url, _server = kit_http_bot(SECRET, load_strategy("greedy", seed=1))
+    web = http_bot_record(url)
+    match = new_match(user, [builtin["random"], web])
+    started = list(notices)
+
+    services.bot_turns_play(match_id=match.pk)
+
+    assert_finished_by_the_rules(match)
+    assert Move.objects.filter(match=match, seat=1).exists()
+    assert notices == started
+
+
+def test_driver_started_again_by_an_eager_notice_does_not_nest(
     user, builtin, transactional_db, monkeypatch
 ):
     from games import tasks as match_tasks
 
-    depth = {"now": 0, "max": 0, "nested_calls": 0}
+    depth = {"now": 0, "max": 0}
     play = services.bot_turns_play
 
     def counting_play(*, match_id, max_moves=None):
         depth["now"] += 1
         depth["max"] = max(depth["max"], depth["now"])
         try:
-            played = play(match_id=match_id, max_moves=max_moves)
-            depth["nested_calls"] += depth["now"] > 1
-            return played
+            return play(match_id=match_id, max_moves=max_moves)
         finally:
             depth["now"] -= 1
 
-    # The match's turn-started task, run eagerly at each move's commit, as in development
-    # with CELERY_TASK_ALWAYS_EAGER.
     monkeypatch.setattr(services, "bot_turns_play", counting_play)
-    monkeypatch.setattr(match_tasks.match_turn_started, "delay", match_tasks.match_turn_started)
-    monkeypatch.setattr(match_tasks.enforce_move_deadline, "apply_async", lambda *a, **k: None)
     match = new_match(user, [builtin["random"], builtin["greedy"]])
+    inner = []
+
+    def notice_during_play(*, match_id, ply, moves):
+        # A turn notice run eagerly while the driver is playing (a person's move's commit
+        # in development, with CELERY_TASK_ALWAYS_EAGER): it must return at once.
+        inner.append(match_tasks.match_turn_started(match_id, ply))
+        return append(match_id=match_id, ply=ply, moves=moves)
+
+    from games import services as match_services
+
+    append = match_services.match_moves_append
+    monkeypatch.setattr(match_services, "match_moves_append", notice_during_play)
 
     counting_play(match_id=match.pk)
 
     assert_finished_by_the_rules(match)
-    assert depth["nested_calls"] > 0
-    assert depth["max"] == 2
+    assert inner and depth["max"] == 2
 
 
 # -- one match's bot does not hold up another ---------------------------------------------

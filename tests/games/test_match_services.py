@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import random
 import re
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from games import errors
 from games.engine import load_game
 from games.fairness import commitment_matches, decks_commitment, new_seed, seed_commitment
 from games.models import Match, Move
 from games.selectors import match_state
-from games.services import match_forfeit, match_move_submit, same_move
+from games.services import (
+    ArenaMove,
+    match_forfeit,
+    match_move_submit,
+    match_moves_append,
+    same_move,
+)
 from tests.matches import play_random_moves, start_match
 
 pytestmark = pytest.mark.django_db
@@ -240,3 +249,105 @@ def test_rated_match_takes_decks_only_from_a_trusted_source(pair):
     match = start_match(pair, rated=True, decks=decks, decks_trusted=True)
 
     assert match.rated and match.decks == decks and match.seed == ""
+
+
+def planned_moves(match: Match, count: int, *, seed: int = 0) -> list[ArenaMove]:
+    """Return ``count`` random legal moves from the match's state, as the driver plans them."""
+    rng = random.Random(seed)
+    state, moves = match_state(match), []
+    for _ in range(count):
+        move = rng.choice(state.legal_moves())
+        moves.append(ArenaMove(state.to_move, move, timezone.now(), f"key-{len(moves)}"))
+        state = state.play(move)
+    return moves
+
+
+def test_moves_appended_together_cost_one_insert_and_replay_like_the_log(pair):
+    together = start_match(pair)
+    moves = planned_moves(together, 12)
+
+    with CaptureQueriesContext(connection) as queries:
+        match_moves_append(match_id=together.pk, ply=0, moves=moves)
+
+    kinds = [
+        re.match(r"\w+", q["sql"]).group(0) + " " + table(q["sql"])
+        for q in queries.captured_queries
+        if "SAVEPOINT" not in q["sql"]
+    ]
+    assert kinds == ["SELECT games_match", "INSERT games_move", "UPDATE games_match"]
+    together.refresh_from_db()
+    assert together.ply == 12 and together.snapshot_ply == 12
+    assert match_state(together).to_json() == replayed_state(together)
+    logged = list(Move.objects.filter(match=together).order_by("ply"))
+    assert [(m.seat, m.move, m.idempotency_key) for m in logged] == [
+        (p.seat, p.move, p.idempotency_key) for p in moves
+    ]
+    # Each turn starts when the move before it was made.
+    for before, after in zip(logged, logged[1:], strict=False):
+        assert after.time_taken == pytest.approx(
+            (after.received_at - before.received_at).total_seconds()
+        )
+
+
+def replayed_state(match: Match) -> dict:
+    Match.objects.filter(pk=match.pk).update(snapshot=None)
+    match.refresh_from_db()
+    return match_state(match).to_json()
+
+
+def test_an_illegal_move_among_appended_moves_writes_none_of_them(pair):
+    match = start_match(pair)
+    moves = planned_moves(match, 6)
+    moves[4] = ArenaMove(moves[4].seat, {"type": "attack", "cards": ["XX"]}, timezone.now())
+
+    with pytest.raises(errors.IllegalMoveError, match="ply 4"):
+        match_moves_append(match_id=match.pk, ply=0, moves=moves)
+
+    assert not Move.objects.filter(match=match).exists()
+    assert Match.objects.get(pk=match.pk).ply == 0
+
+
+def test_appended_moves_must_answer_the_current_ply_and_turn(pair):
+    match = play_random_moves(start_match(pair), 3)
+    moves = planned_moves(match, 2)
+
+    with pytest.raises(errors.StalePly):
+        match_moves_append(match_id=match.pk, ply=2, moves=moves)
+    wrong_seat = [ArenaMove(1 - moves[0].seat, moves[0].move, timezone.now())]
+    with pytest.raises(errors.NotYourTurn):
+        match_moves_append(match_id=match.pk, ply=3, moves=wrong_seat)
+
+    assert Move.objects.filter(match=match).count() == 3
+
+
+def test_appended_moves_that_end_the_match_finish_it(pair):
+    match = start_match(pair)
+    rng, state, moves = random.Random(2), match_state(match), []
+    while not state.is_over:
+        move = rng.choice(state.legal_moves())
+        moves.append(ArenaMove(state.to_move, move, timezone.now()))
+        state = state.play(move)
+
+    match_moves_append(match_id=match.pk, ply=0, moves=moves)
+
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED and match.seed_revealed
+    assert match.result == state.result and match.ply == len(moves)
+
+
+def test_a_late_first_appended_move_loses_on_time_and_appends_nothing(pair):
+    match = start_match(pair, move_time_limit=1.0)
+    moves = planned_moves(match, 3)
+    late = [
+        ArenaMove(m.seat, m.move, m.received_at + timedelta(seconds=60), m.idempotency_key)
+        for m in moves
+    ]
+
+    after = match_moves_append(match_id=match.pk, ply=0, moves=late)
+
+    assert (after.status, after.end_reason, after.forfeit_seat) == (
+        Match.Status.FINISHED,
+        "timeout",
+        moves[0].seat,
+    )
+    assert not Move.objects.filter(match=match).exists()

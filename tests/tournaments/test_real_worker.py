@@ -58,11 +58,13 @@ def own_queue():
     celery_app.conf.task_default_queue = saved
 
 
-def start_worker(tmp_path: Path, concurrency: int = 2) -> subprocess.Popen:
-    """Start a prefork worker in a process group of its own, on the test database and queue."""
+def start_worker(tmp_path: Path, concurrency: int = 2, **settings: str) -> subprocess.Popen:
+    """Start a prefork worker in a process group of its own, on the test database and queue,
+    with ``settings`` as extra environment variables."""
     from cardserver import celery_app
 
     environment = dict(os.environ)
+    environment.update(settings)
     environment.update(
         CELERY_TASK_DEFAULT_QUEUE=celery_app.conf.task_default_queue,
         DJANGO_SETTINGS_MODULE="cardserver.settings",
@@ -184,7 +186,14 @@ def test_killed_workers_resume_matches_from_their_logs_and_end_each_once(bot_fac
         move_time_limit=10.0, rated=True,
     )  # fmt: skip
     log = tmp_path / "worker.log"
-    worker = start_worker(tmp_path)
+
+    def start_worker_writing_each_move() -> subprocess.Popen:
+        # A write per move keeps matches in progress most of the time they are played, so
+        # that a kill lands in one (built-in moves are otherwise written 16 at a time, and
+        # a 2-player deal takes a few writes, milliseconds apart).
+        return start_worker(tmp_path, BOTS_BUILTIN_MOVES_PER_WRITE="1")
+
+    worker = start_worker_writing_each_move()
     try:
         tournament_start(tournament_id=tournament.pk)
 
@@ -205,11 +214,12 @@ def test_killed_workers_resume_matches_from_their_logs_and_end_each_once(bot_fac
             in_progress = playing(tournament)
             if in_progress:
                 break
-            worker = start_worker(tmp_path)
+            worker = start_worker_writing_each_move()
             tournaments_watchdog(stale_after=0)
         assert in_progress, "no match was in play when the worker was killed"
         assert done(tournament) < tournament.matches_total
 
+        # The restarted worker writes as it does by default.
         worker = start_worker(tmp_path)
         # What beat's watchdog does every minute (here every few seconds, for matches
         # still for 20 s): send again the matches no worker plays.
