@@ -156,7 +156,7 @@ def archive(matches: int, bots: int) -> None:
                     game="durak", players=2, deck_size=36, status="finished", rated=True,
                     loser=loser, result={"loser": loser, "out_order": []},
                     end_reason="normal", finished_at=start + timedelta(seconds=first + n),
-                    ply=0,
+                    ply=0, rating_applied=True,
                 )
                 for n, loser in enumerate(losers)
             )  # fmt: skip

@@ -73,9 +73,21 @@ class Match(models.Model):
     snapshot = models.JSONField(null=True, blank=True, editable=False)
     snapshot_ply = models.PositiveIntegerField(null=True, blank=True, editable=False)
 
+    # Set, with the ratings ledger's row, when a rated match's result has been applied to
+    # its pool (tournaments.services): the partial index below finds the few finished
+    # rated matches not applied yet without reading the whole archive.
+    rating_applied = models.BooleanField(default=False, editable=False)
+
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["game", "status", "-finished_at"])]
+        indexes = [
+            models.Index(fields=["game", "status", "-finished_at"]),
+            models.Index(
+                fields=["game", "players", "finished_at", "id"],
+                condition=models.Q(rated=True, status="finished", rating_applied=False),
+                name="match_rating_pending",
+            ),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=~models.Q(format="fool") | models.Q(game="durak"),

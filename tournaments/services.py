@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max, Q
+from django.db.models import F, Max, Q, QuerySet
 from django.utils import timezone
 
 from bots.models import Bot
@@ -501,7 +501,7 @@ def _ratings_apply(match: Match) -> RatedMatch:
     if done is not None:
         return done
     earlier = (
-        _unapplied_matches(pool.key)
+        rated_matches_pending(pool.key)
         .filter(
             Q(finished_at__lt=match.finished_at) | Q(finished_at=match.finished_at, pk__lt=match.pk)
         )
@@ -517,10 +517,11 @@ def _pool_lock(key: str) -> RatingPool:
     return RatingPool.objects.select_for_update().get(key=key)
 
 
-def _unapplied_matches(pool: str):
+def rated_matches_pending(pool: str) -> QuerySet[Match]:
+    """Return the pool's finished rated matches whose result is not applied yet."""
     game, players = _pool_game(pool)
     matches = Match.objects.filter(
-        game=game, rated=True, status=Match.Status.FINISHED, rating_entry=None
+        game=game, rated=True, status=Match.Status.FINISHED, rating_applied=False
     )
     return matches if players is None else matches.filter(players=players)
 
@@ -539,6 +540,7 @@ def _rating_apply_one(pool: RatingPool, match: Match) -> RatedMatch:
     bot_ids = [bot_id for _, bot_id in table]
     pool.matches_applied += 1
     pool.save(update_fields=["matches_applied"])
+    Match.objects.filter(pk=match.pk).update(rating_applied=True)
     loser = match.loser
     entry = RatedMatch.objects.create(
         match=match,
@@ -589,7 +591,7 @@ def ratings_apply_pending() -> int:
     applied = 0
     for pool in POOLS:
         for match_id in (
-            _unapplied_matches(pool).order_by("finished_at", "pk").values_list("pk", flat=True)
+            rated_matches_pending(pool).order_by("finished_at", "pk").values_list("pk", flat=True)
         ):
             applied += ratings_apply_match(match_id=match_id) is not None
     return applied
@@ -669,7 +671,16 @@ def ratings_recompute(*, fix: bool = False) -> Recomputation:
                 report.mismatches.append(
                     f"rating {key}: stored {row and row.elo}, replayed {rating}"
                 )
+        ledgered = {match_id for _, match_id, _ in ledger}
+        flagged = set(Match.objects.filter(rating_applied=True).values_list("pk", flat=True))
+        for match_id in sorted(ledgered ^ flagged):
+            report.mismatches.append(
+                f"match {match_id}: in the ledger {match_id in ledgered}, "
+                f"marked applied {match_id in flagged}"
+            )
         if fix and report.mismatches:
+            Match.objects.filter(pk__in=ledgered - flagged).update(rating_applied=True)
+            Match.objects.filter(pk__in=flagged - ledgered).update(rating_applied=False)
             for (match_id, bot_id), (before, after) in replayed.items():
                 RatingChange.objects.filter(match_id=match_id, bot_id=bot_id).update(
                     before=before, after=after

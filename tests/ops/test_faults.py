@@ -337,10 +337,10 @@ def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path
             )
             for i in range(4)
         ]  # fmt: skip
-        # 24 matches in 3 rounds of 8.
+        # 48 matches in 3 rounds of 16.
         tournament = tournament_create(
             creator=None, name="redis restart", game="durak", players=2, bots=bots,
-            games_per_pairing=4, move_time_limit=10.0, rated=False,
+            games_per_pairing=8, move_time_limit=10.0, rated=False,
         )  # fmt: skip
         environment = {
             **os.environ,
@@ -349,6 +349,9 @@ def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path
             "CELERY_BROKER_URL": redis.url,
             "CARDSERVER_VAR_DIR": str(tmp_path / "var"),
             "LOG_LEVEL": "WARNING",
+            # A write per move: matches last long enough for Redis to go down mid-way (16
+            # built-in moves a write would finish the tournament in a second or two).
+            "BOTS_BUILTIN_MOVES_PER_WRITE": "1",
         }
         environment.pop("CELERY_TASK_ALWAYS_EAGER", None)
         worker_log = tmp_path / "worker.log"

@@ -5,9 +5,11 @@ import threading
 import pytest
 from django.db import connection
 
+from games.models import Match
 from tournaments.models import RatedMatch, Rating, RatingChange, RatingFit
 from tournaments.selectors import bot_rating_history, leaderboard
 from tournaments.services import (
+    rated_matches_pending,
     ratings_apply_match,
     ratings_apply_pending,
     ratings_fit,
@@ -143,6 +145,47 @@ def test_recompute_finds_a_tampered_rating_and_fix_restores_it(bot_factory, fini
     assert len(report.mismatches) == 2
     assert (elo_of(a), RatingChange.objects.get(bot=b).after) == (1508.0, 1492.0)
     assert ratings_recompute().mismatches == []
+
+
+def test_an_applied_match_is_marked_so_and_leaves_the_pending_matches(bot_factory, finished_match):
+    a, b = bot_factory(), bot_factory()
+    match = finished_match([a, b], loser=1)
+    assert list(rated_matches_pending("durak-2p")) == [match]
+
+    ratings_apply_match(match_id=match.pk)
+
+    match.refresh_from_db()
+    assert match.rating_applied
+    assert not rated_matches_pending("durak-2p").exists()
+
+
+def test_recompute_finds_an_applied_mark_that_disagrees_with_the_ledger(
+    bot_factory, finished_match
+):
+    a, b = bot_factory(), bot_factory()
+    applied = finished_match([a, b], loser=1)
+    ratings_apply_match(match_id=applied.pk)
+    pending = finished_match([a, b], loser=0)
+    Match.objects.filter(pk=applied.pk).update(rating_applied=False)
+    Match.objects.filter(pk=pending.pk).update(rating_applied=True)
+
+    report = ratings_recompute(fix=True)
+
+    assert len(report.mismatches) == 2
+    assert ratings_recompute().mismatches == []
+    assert list(rated_matches_pending("durak-2p")) == [pending]
+
+
+@pytest.mark.postgres
+def test_pending_matches_are_found_through_their_partial_index(bot_factory, finished_match):
+    a, b = bot_factory(), bot_factory()
+    ratings_apply_match(match_id=finished_match([a, b], loser=1).pk)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+
+    plan = rated_matches_pending("durak-2p").order_by("finished_at", "pk").explain()
+
+    assert "match_rating_pending" in plan
 
 
 @pytest.mark.postgres
