@@ -76,7 +76,8 @@ class BotTurnLease(models.Model):
     """Which worker is playing a match's bot turns, and until when.
 
     One row per match. The bot-turn driver claims the match before it asks a bot for a
-    move and keeps it, renewing the claim at every move, until it stops; then it lets go.
+    move and keeps it, renewing the claim before each HTTP bot's move and whenever half
+    of a built-in claim has passed, until it stops; then it lets go.
     Another driver started meanwhile (``games.tasks.match_turn_started`` runs after every
     move) finds the match claimed and stops at once, so no bot is asked twice for one
     move (a fault in a second call could forfeit a move the first call got right) and
