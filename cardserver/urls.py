@@ -5,7 +5,6 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from cardserver import views
-from tournaments.urls import pages as tournament_pages
 
 api_v1 = [
     # First: a playing client's every request is a match URL, and Django tries the
@@ -22,10 +21,7 @@ api_v1 = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
-    # The pages; web's tournament and leaderboard pages come before (and so replace)
-    # the plain ones of tournaments.urls.pages.
     path("", include("web.urls")),
-    path("", include(tournament_pages)),
 ]
 
 handler404 = "cardserver.views.not_found"

@@ -23,9 +23,3 @@ urlpatterns = [
     path("ratings/<str:pool>/", views.LeaderboardView.as_view(), name="leaderboard"),
     path("ratings/bots/<str:name>/", views.RatingHistoryView.as_view(), name="rating-history"),
 ]
-
-# Web pages, included at the site's root.
-pages = [
-    path("tournaments/<int:pk>/", views.tournament_page, name="tournament-page"),
-    path("leaderboard/<str:pool>/", views.leaderboard_page, name="leaderboard-page"),
-]

@@ -1,4 +1,4 @@
-"""The tournaments and ratings API, and the tournament and leaderboard pages.
+"""The tournaments and ratings API (the pages are web's).
 
 Anyone may read. Any signed-in user may create an unrated tournament of existing bots;
 rated tournaments, which move the leaderboards, are for staff. A tournament's creator
@@ -7,8 +7,7 @@ or staff may start and cancel it.
 
 from __future__ import annotations
 
-from django.http import Http404
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, permissions, status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -176,29 +175,3 @@ class RatingHistoryView(generics.GenericAPIView):
         bot = get_object_or_404(Bot, name__iexact=name)
         history = selectors.bot_rating_history(bot.pk, request.query_params.get("pool"))
         return Response(RatingHistorySerializer({"bot": bot.name, **history}).data)
-
-
-# --- Pages ------------------------------------------------------------------------------
-
-
-def tournament_page(request, pk: int):
-    tournament = get_object_or_404(_tournaments(), pk=pk)
-    return render(
-        request,
-        "tournaments/tournament.html",
-        {
-            "tournament": tournament,
-            "percent": 100 * tournament.matches_done // max(tournament.matches_total, 1),
-            "data": standings_data(tournament),
-        },
-    )
-
-
-def leaderboard_page(request, pool: str):
-    if pool not in POOLS:
-        raise Http404(f"no rating pool {pool!r}")
-    return render(
-        request,
-        "tournaments/leaderboard.html",
-        {"board": leaderboard_data(pool), "pools": POOLS},
-    )
