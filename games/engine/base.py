@@ -2,11 +2,37 @@
 
 from __future__ import annotations
 
-from .cards import deck_cards, names
+from typing import Any
+
+from .cards import deck_cards, names, shuffled_deck
 from .errors import InvalidMove
 from .positions import MOVE_LIMIT, REPETITIONS_TO_DRAW, PositionCounts, record
 
 OVER = 2
+
+
+class DealGame:
+    """The common half of a game: its options and the arguments of a deal."""
+
+    players: int
+    deck_size: int
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"players": self.players, "deck_size": self.deck_size}
+
+    def _deck_to_deal(self, deck: list[str] | None, seed: int | str | None, dealer: Any) -> list:
+        """Check exactly one of deck and seed and the dealer; return the deck, top first.
+
+        The deck itself is not checked here: ``cards.check_deck`` does that.
+        """
+        if (deck is None) == (seed is None):
+            raise ValueError("give exactly one of deck and seed")
+        if deck is None:
+            deck = shuffled_deck(seed, self.deck_size)
+        if not isinstance(dealer, int) or not 0 <= dealer < self.players:
+            raise ValueError(f"dealer must be a seat from 0 to {self.players - 1}")
+        return deck
 
 
 class DealState:
@@ -80,6 +106,29 @@ class DealState:
     def _position(self) -> tuple:
         raise NotImplementedError
 
+    def _begin(self) -> None:
+        """Start the deal's record at this state: no moves yet, this position seen once."""
+        self._ply = 0
+        self._log = None
+        self._seen = PositionCounts([self._position()])
+        self._seen_len = 1
+        self._result = None
+        self._end = None
+
+    def _give_up(self, seat: int, cards: int) -> int:
+        """Take ``cards`` (a mask ``seat`` holds) out of its hand and known cards.
+
+        Call it on a new child state only.  Return the seat's hand left.
+        """
+        hands = list(self._hands)
+        hand = hands[seat] = hands[seat] ^ cards
+        self._hands = tuple(hands)
+        if self._known[seat] & cards:
+            known = list(self._known)
+            known[seat] &= ~cards
+            self._known = tuple(known)
+        return hand
+
     def _settle(self, irreversible: bool) -> None:
         """Count the new position; end the deal drawn on its fifth occurrence or move 1,000."""
         key = self._position()
@@ -100,21 +149,50 @@ class DealState:
         self._result = (loser, self._out_order)
         self._end = reason
 
-    def _restore_log(self, history: list[dict]) -> None:
+    def _progress_view(self) -> dict:
+        """Return the public part of ``view`` that both games share, its last keys."""
+        n = self._g.players
+        return {
+            "known_cards": [names(k) for k in self._known],
+            "in_deal": [p for p in range(n) if self._in >> p & 1],
+            "out_order": list(self._out_order),
+            "ply": self._ply,
+            "history": self.history(),
+            "is_over": self.is_over,
+            "result": self.result,
+            "end_reason": self._end,
+        }
+
+    def _progress_json(self) -> dict:
+        """Return the part of ``to_json`` that both games share, its last keys."""
+        return {
+            "in_deal": [p for p in range(self._g.players) if self._in >> p & 1],
+            "out_order": list(self._out_order),
+            "ply": self._ply,
+            "history": self.history(),
+            "positions": [position_to_json(k) for k in self._seen.keys[:self._seen_len]],
+            "result": self.result,
+            "end_reason": self._end,
+        }
+
+    def _restore_progress(self, data: dict) -> None:
+        """Set what ``_progress_json`` wrote; the game's own fields must be set already."""
+        self._in = sum(1 << p for p in data["in_deal"])
+        self._out_order = tuple(data["out_order"])
+        self._ply = data["ply"]
         log = None
-        for entry in history:
+        for entry in data["history"]:
             log = (entry["seat"], entry["move"], log)
         self._log = log
-
-    def _positions_json(self) -> list:
-        return [position_to_json(k) for k in self._seen.keys[:self._seen_len]]
-
-    def _restore_positions(self, positions: list | None) -> None:
+        positions = data.get("positions")
         if positions:
             self._seen = PositionCounts(position_from_json(k) for k in positions)
         else:
             self._seen = PositionCounts([self._position()])
         self._seen_len = len(self._seen.keys)
+        result = data["result"]
+        self._result = None if result is None else (result["loser"], tuple(result["out_order"]))
+        self._end = data["end_reason"]
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import cards as C
-from .base import OVER, DealState, check_cards_once, neighbour_table, only_keys
+from .base import OVER, DealGame, DealState, check_cards_once, neighbour_table, only_keys
 from .cards import CARD_NAMES, HIGHER, SUIT_MASKS, names, parse_card
 from .errors import IllegalMove, InvalidMove
-from .positions import PositionCounts
 
 ATTACK, DEFEND = 0, 1
 PHASE_NAMES = ("attack", "defend", "over")
@@ -23,7 +22,7 @@ RANK_MASKS: tuple[int, ...] = tuple(
 )
 
 
-class DurakGame:
+class DurakGame(DealGame):
     """Durak for 2-4 players with a 36- or 32-card deck."""
 
     name = "durak"
@@ -46,10 +45,6 @@ class DurakGame:
         # NEXT[in_mask][seat]: the left neighbour of seat among the seats in in_mask.
         self._next = neighbour_table(players)
 
-    @property
-    def options(self) -> dict[str, Any]:
-        return {"players": self.players, "deck_size": self.deck_size}
-
     def __repr__(self) -> str:
         return f"load_game('durak', players={self.players}, deck_size={self.deck_size})"
 
@@ -62,12 +57,7 @@ class DurakGame:
         opening: str = "lowest_trump",
     ) -> DurakState:
         """Return the opening state of a deal from an explicit deck (top first) or a seed."""
-        if (deck is None) == (seed is None):
-            raise ValueError("give exactly one of deck and seed")
-        if deck is None:
-            deck = C.shuffled_deck(seed, self.deck_size)
-        if not isinstance(dealer, int) or not 0 <= dealer < self.players:
-            raise ValueError(f"dealer must be a seat from 0 to {self.players - 1}")
+        deck = self._deck_to_deal(deck, seed, dealer)
         if opening not in OPENINGS:
             raise ValueError(f"opening must be one of {', '.join(OPENINGS)}")
         return DurakState._deal(self, C.check_deck(deck, self.deck_size), dealer, opening)
@@ -149,12 +139,7 @@ class DurakState(DealState):
         s._in = (1 << n) - 1
         s._defender = game._next[s._in][attacker]
         s._out_order = ()
-        s._ply = 0
-        s._log = None
-        s._seen = PositionCounts([s._position()])
-        s._seen_len = 1
-        s._result = None
-        s._end = None
+        s._begin()
         return s
 
     def _child(self) -> DurakState:
@@ -359,13 +344,7 @@ class DurakState(DealState):
     def _attack(self, mask: int) -> DurakState:
         s = self._child()
         a = self._attacker
-        hands = list(self._hands)
-        hands[a] ^= mask
-        s._hands = tuple(hands)
-        if self._known[a] & mask:
-            known = list(self._known)
-            known[a] &= ~mask
-            s._known = tuple(known)
+        s._give_up(a, mask)
         s._table = mask
         s._phase = DEFEND
         s._log = (a, {"type": "attack", "cards": names(mask)}, self._log)
@@ -469,14 +448,7 @@ class DurakState(DealState):
             "talon_size": len(self._talon) - self._drawn,
             "table": names(self._table),
             "discard": names(self._discard),
-            "known_cards": [names(k) for k in self._known],
-            "in_deal": [p for p in range(n) if self._in >> p & 1],
-            "out_order": list(self._out_order),
-            "ply": self._ply,
-            "history": self.history(),
-            "is_over": self.is_over,
-            "result": self.result,
-            "end_reason": self._end,
+            **self._progress_view(),
         }
         if seat is not None:
             view["hand"] = names(self._hands[seat])
@@ -505,13 +477,7 @@ class DurakState(DealState):
             "phase": PHASE_NAMES[self._phase],
             "attacker": self._attacker,
             "defender": self._defender,
-            "in_deal": [p for p in range(self._g.players) if self._in >> p & 1],
-            "out_order": list(self._out_order),
-            "ply": self._ply,
-            "history": self.history(),
-            "positions": self._positions_json(),
-            "result": self.result,
-            "end_reason": self._end,
+            **self._progress_json(),
         }
 
     @classmethod
@@ -535,14 +501,7 @@ class DurakState(DealState):
             s._phase = PHASE_NAMES.index(data["phase"])
             s._attacker = data["attacker"]
             s._defender = data["defender"]
-            s._in = sum(1 << p for p in data["in_deal"])
-            s._out_order = tuple(data["out_order"])
-            s._ply = data["ply"]
-            s._restore_log(data["history"])
-            s._restore_positions(data.get("positions"))
-            result = data["result"]
-            s._result = None if result is None else (result["loser"], tuple(result["out_order"]))
-            s._end = data["end_reason"]
+            s._restore_progress(data)
             talon_cards = [C.CARD_INDEX[c] for c in data["talon"]]
             check_cards_once(
                 [*data["hands"], data["talon"], data["table"], data["discard"]], game.deck_size

@@ -6,20 +6,17 @@ card indices, bottom first; moves cross the boundary as RULES.md's JSON dicts.
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import cards as C
-from .base import OVER, DealState, check_cards_once, neighbour_table, only_keys
+from .base import OVER, DealGame, DealState, check_cards_once, neighbour_table, only_keys
 from .cards import CARD_NAMES, HIGHER, SUIT_MASKS, names, parse_card
 from .errors import IllegalMove, InvalidMove
-from .positions import PositionCounts
 
 LEAD, RESPOND = 0, 1
 PHASE_NAMES = ("lead", "respond", "over")
 DECK_SIZE = 32
 
 
-class VolynshchikGame:
+class VolynshchikGame(DealGame):
     """Volynshchik for 2-5 players with the 32-card deck."""
 
     name = "volynshchik"
@@ -33,10 +30,6 @@ class VolynshchikGame:
         self.deck_size = DECK_SIZE
         self._next = neighbour_table(players)
 
-    @property
-    def options(self) -> dict[str, Any]:
-        return {"players": self.players, "deck_size": self.deck_size}
-
     def __repr__(self) -> str:
         return f"load_game('volynshchik', players={self.players})"
 
@@ -49,12 +42,7 @@ class VolynshchikGame:
         opening: str | None = None,
     ) -> VolynshchikState:
         """Return the opening state of a deal (``opening`` is Durak's and ignored here)."""
-        if (deck is None) == (seed is None):
-            raise ValueError("give exactly one of deck and seed")
-        if deck is None:
-            deck = C.shuffled_deck(seed, DECK_SIZE)
-        if not isinstance(dealer, int) or not 0 <= dealer < self.players:
-            raise ValueError(f"dealer must be a seat from 0 to {self.players - 1}")
+        deck = self._deck_to_deal(deck, seed, dealer)
         return VolynshchikState._deal(self, C.check_deck(deck, DECK_SIZE), dealer)
 
     def replay(
@@ -125,12 +113,7 @@ class VolynshchikState(DealState):
         s._to_move = to_move
         s._in = sum(1 << p for p in range(game.players) if hands[p])
         s._out_order = out_order
-        s._ply = 0
-        s._log = None
-        s._seen = PositionCounts([s._position()])
-        s._seen_len = 1
-        s._result = None
-        s._end = None
+        s._begin()
         return s
 
     def _child(self) -> VolynshchikState:
@@ -283,18 +266,11 @@ class VolynshchikState(DealState):
     def _lead(self, card: int) -> VolynshchikState:
         s = self._child()
         seat = self._to_move
-        bit = 1 << card
-        hands = list(self._hands)
-        hands[seat] ^= bit
-        s._hands = tuple(hands)
-        if self._known[seat] & bit:
-            known = list(self._known)
-            known[seat] ^= bit
-            s._known = tuple(known)
+        hand = s._give_up(seat, 1 << card)
         s._pile = self._pile + (card,)
         s._log = (seat, {"type": "lead", "card": CARD_NAMES[card]}, self._log)
         s._phase = RESPOND
-        if not hands[seat]:
+        if not hand:
             # His last card: he is out, and the next player faces it on the pile.
             if s._go_out(seat):
                 return s
@@ -308,18 +284,11 @@ class VolynshchikState(DealState):
     def _cover(self, card: int) -> VolynshchikState:
         s = self._child()
         seat = self._to_move
-        bit = 1 << card
-        hands = list(self._hands)
-        hands[seat] ^= bit
-        s._hands = tuple(hands)
-        if self._known[seat] & bit:
-            known = list(self._known)
-            known[seat] ^= bit
-            s._known = tuple(known)
+        hand = s._give_up(seat, 1 << card)
         s._log = (seat, {"type": "cover", "card": CARD_NAMES[card]}, self._log)
-        if not hands[seat]:
+        if not hand:
             # Covering with his last card: he is out and the whole pile leaves play.
-            removed = self._removed | bit
+            removed = self._removed | 1 << card
             for c in self._pile:
                 removed |= 1 << c
             s._removed = removed
@@ -399,14 +368,7 @@ class VolynshchikState(DealState):
             "removed": names(self._removed),
             "declared": [card[1] if card else None for card in revealed],
             "revealed_reserves": revealed,
-            "known_cards": [names(k) for k in self._known],
-            "in_deal": [p for p in range(n) if self._in >> p & 1],
-            "out_order": list(self._out_order),
-            "ply": self._ply,
-            "history": self.history(),
-            "is_over": self.is_over,
-            "result": self.result,
-            "end_reason": self._end,
+            **self._progress_view(),
         }
         if seat is not None:
             view["hand"] = names(self._hands[seat])
@@ -434,13 +396,7 @@ class VolynshchikState(DealState):
             "removed": names(self._removed),
             "phase": PHASE_NAMES[self._phase],
             "to_move": self._to_move,
-            "in_deal": [p for p in range(self._g.players) if self._in >> p & 1],
-            "out_order": list(self._out_order),
-            "ply": self._ply,
-            "history": self.history(),
-            "positions": self._positions_json(),
-            "result": self.result,
-            "end_reason": self._end,
+            **self._progress_json(),
         }
 
     @classmethod
@@ -457,14 +413,7 @@ class VolynshchikState(DealState):
             s._removed = C.mask_of(data["removed"])
             s._phase = PHASE_NAMES.index(data["phase"])
             s._to_move = data["to_move"]
-            s._in = sum(1 << p for p in data["in_deal"])
-            s._out_order = tuple(data["out_order"])
-            s._ply = data["ply"]
-            s._restore_log(data["history"])
-            s._restore_positions(data.get("positions"))
-            result = data["result"]
-            s._result = None if result is None else (result["loser"], tuple(result["out_order"]))
-            s._end = data["end_reason"]
+            s._restore_progress(data)
             check_cards_once(
                 [*data["hands"], data["reserves"], data["pile"], data["removed"]], DECK_SIZE
             )
