@@ -35,6 +35,22 @@ def _canonical(cards: set[str]) -> list[str]:
     return sorted(cards, key=CARD_INDEX.__getitem__)
 
 
+def _progress(view: dict) -> dict:
+    """Return the last keys of a world's ``to_json()`` form: the deal's public progress.
+
+    The world starts its own repetition count and is not over (a seat views it to move).
+    """
+    return {
+        "in_deal": list(view["in_deal"]),
+        "out_order": list(view["out_order"]),
+        "ply": view["ply"],
+        "history": view["history"],
+        "positions": [],
+        "result": None,
+        "end_reason": None,
+    }
+
+
 # -- Durak -------------------------------------------------------------------------------
 
 
@@ -86,13 +102,7 @@ def durak_world(view: dict, rng: random.Random) -> dict:
         "phase": view["phase"],
         "attacker": view["attacker"],
         "defender": view["defender"],
-        "in_deal": list(view["in_deal"]),
-        "out_order": list(view["out_order"]),
-        "ply": view["ply"],
-        "history": view["history"],
-        "positions": [],
-        "result": None,
-        "end_reason": None,
+        **_progress(view),
     }
 
 
@@ -155,13 +165,7 @@ def volynshchik_world(view: dict, rng: random.Random) -> dict:
         "removed": list(view["removed"]),
         "phase": view["phase"],
         "to_move": view["to_move"],
-        "in_deal": list(view["in_deal"]),
-        "out_order": list(view["out_order"]),
-        "ply": view["ply"],
-        "history": view["history"],
-        "positions": [],
-        "result": None,
-        "end_reason": None,
+        **_progress(view),
     }
 
 
