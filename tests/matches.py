@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -35,6 +36,17 @@ def start_match(users: list, *, game: str = "durak", **options) -> Match:
         seats=[{"user": user} for user in users],
         **options,
     )
+
+
+def wait_while_active(match: Match, timeout: float = 60) -> Match:
+    """Reload ``match`` until it is no longer active, for at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        match.refresh_from_db()
+        if match.status != Match.Status.ACTIVE:
+            break
+        time.sleep(0.2)
+    return match
 
 
 def play_random_moves(match: Match, count: int, *, seed: int = 0) -> Match:

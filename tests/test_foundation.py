@@ -75,6 +75,29 @@ def run_python(code: str, var_dir: Path, **variables: str) -> subprocess.Complet
     )
 
 
+def worker_database_url() -> str:
+    """Return the URL of the test database (PostgreSQL), for a worker in another process."""
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    return f"postgres://{db['USER'] or ''}{password}@{host}/{db['NAME']}"
+
+
+def start_solo_worker(
+    queue: str, environment: dict[str, str], *options: str, stderr=subprocess.PIPE
+) -> subprocess.Popen:
+    """Start a Celery worker (solo pool) that reads only ``queue``, in ``environment``.
+
+    ``options`` go on its command line; its output is dropped, its errors go to ``stderr``
+    (a pipe by default, read with ``communicate``).
+    """
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=solo",
+         "--without-mingle", "--without-gossip", "--loglevel=WARNING", "-Q", queue, *options],
+        cwd=BASE_DIR, env=environment, stdout=subprocess.DEVNULL, stderr=stderr, text=True,
+    )  # fmt: skip
+
+
 def load_settings(var_dir: Path, **variables: str) -> dict:
     """Return the upper-case names of ``cardserver.settings`` loaded with ``variables``."""
     result = run_python(
@@ -509,15 +532,7 @@ def test_worker_runs_a_task_sent_through_the_configured_broker(tmp_path):
     if "CELERY_BROKER_URL" in os.environ:
         variables["CELERY_BROKER_URL"] = os.environ["CELERY_BROKER_URL"]
     environment = clean_environment(tmp_path / "var", **variables)
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=solo",
-         "--without-mingle", "--without-gossip", "--loglevel=WARNING", "-Q", queue],
-        cwd=BASE_DIR,
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    worker = start_solo_worker(queue, environment)
     try:
         client = subprocess.run(
             [

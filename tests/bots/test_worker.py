@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 import uuid
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from bots import services
 from bots.kit.serve import load_strategy
@@ -18,22 +13,10 @@ from bots.models import Bot
 from games.models import Match, Move
 from games.selectors import match_verification
 from games.services import match_create
+from tests.matches import wait_while_active
+from tests.test_foundation import start_solo_worker, worker_database_url
 
-BASE_DIR = Path(__file__).resolve().parents[2]
 SECRET = "worker-bot-secret"
-
-
-def test_database_url() -> str:
-    """Return a URL of the test database, for another process."""
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return (
-        f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-        f"/{db['NAME']}"
-    )
-
-
-test_database_url.__test__ = False  # A helper, not a test.
 
 
 @pytest.mark.real_services
@@ -59,28 +42,15 @@ def test_worker_plays_an_http_bot_match_to_the_end(
     environment = {
         **{k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
         "DJANGO_SETTINGS_MODULE": "cardserver.settings",
-        "DATABASE_URL": test_database_url(),
+        "DATABASE_URL": worker_database_url(),
         "CARDSERVER_VAR_DIR": str(tmp_path / "var"),
     }
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=solo",
-         "--without-mingle", "--without-gossip", "--loglevel=WARNING", "-Q", queue],
-        cwd=BASE_DIR,
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    worker = start_solo_worker(queue, environment)
     try:
         from bots.tasks import play_bot_turns
 
         play_bot_turns.apply_async((match.pk,), queue=queue)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            match.refresh_from_db()
-            if match.status != Match.Status.ACTIVE:
-                break
-            time.sleep(0.2)
+        wait_while_active(match)
     finally:
         worker.terminate()
         _, worker_errors = worker.communicate(timeout=60)

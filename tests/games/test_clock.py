@@ -8,15 +8,11 @@ pass ``now`` to the services, or use time limits of a fraction of a second.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 import uuid
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from django.db import connection
 from django_celery_beat.models import PeriodicTask
 
 from games import errors, tasks
@@ -28,9 +24,8 @@ from games.services import (
     match_move_submit,
     matches_overdue_forfeit,
 )
-from tests.matches import play_random_moves, start_match
-
-BASE_DIR = Path(__file__).resolve().parent.parent.parent
+from tests.matches import play_random_moves, start_match, wait_while_active
+from tests.test_foundation import start_solo_worker, worker_database_url
 
 
 @pytest.fixture
@@ -271,15 +266,6 @@ def test_turn_of_a_person_is_not_handed_to_the_bot_driver(pair, monkeypatch):
 # --- A real worker ----------------------------------------------------------------------
 
 
-def _database_url() -> str:
-    settings = connection.settings_dict
-    user = settings["USER"] or ""
-    password = f":{settings['PASSWORD']}" if settings["PASSWORD"] else ""
-    host = settings["HOST"] or "127.0.0.1"
-    port = settings["PORT"] or 5432
-    return f"postgres://{user}{password}@{host}:{port}/{settings['NAME']}"
-
-
 @pytest.mark.postgres
 @pytest.mark.real_services
 @pytest.mark.django_db(transaction=True)
@@ -302,24 +288,14 @@ def test_worker_forfeits_a_match_whose_seat_let_its_time_run_out(pair, monkeypat
     }
     environment |= {
         "DJANGO_SETTINGS_MODULE": "cardserver.settings",
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": worker_database_url(),
         "CARDSERVER_VAR_DIR": str(tmp_path / "var"),
     }
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=solo",
-         "--without-mingle", "--without-gossip", "--loglevel=WARNING", "-Q", queue],
-        cwd=BASE_DIR, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    worker = start_solo_worker(queue, environment)
     try:
         match = start_match(pair, move_time_limit=0.5)
         seat = match.to_move
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            match.refresh_from_db()
-            if match.status != Match.Status.ACTIVE:
-                break
-            time.sleep(0.2)
+        wait_while_active(match)
     finally:
         worker.terminate()
         _, errors_out = worker.communicate(timeout=60)

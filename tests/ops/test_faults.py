@@ -24,7 +24,7 @@ from django.test import RequestFactory
 
 from cardserver import views
 from tests.ops.services import PrivatePostgres, PrivateRedis, free_port, postgres_bin, wait_until
-from tests.test_foundation import BASE_DIR, clean_environment
+from tests.test_foundation import BASE_DIR, clean_environment, worker_database_url
 
 # --- 503 when the database does not answer ----------------------------------------------
 
@@ -302,15 +302,6 @@ def _answers(url: str) -> bool:
 # --- Redis restarted under a running tournament -----------------------------------------
 
 
-def _test_database_url() -> str:
-    from django.db import connection
-
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
-    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-    return f"postgres://{db['USER']}{password}@{host}/{db['NAME']}"
-
-
 @pytest.mark.real_services
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
@@ -345,7 +336,7 @@ def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path
         environment = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "cardserver.settings",
-            "DATABASE_URL": _test_database_url(),
+            "DATABASE_URL": worker_database_url(),
             "CELERY_BROKER_URL": redis.url,
             "CARDSERVER_VAR_DIR": str(tmp_path / "var"),
             "LOG_LEVEL": "WARNING",

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 
 import pytest
 from django.db import OperationalError, connection
 
 from cardserver import celery_app, views
-from tests.test_foundation import BASE_DIR
+from tests.test_foundation import start_solo_worker
 
 
 @pytest.fixture(autouse=True)
@@ -132,11 +131,9 @@ def test_health_is_exempt_from_the_https_redirect(client, settings):
 def test_a_running_worker_answers_the_health_ping(api_client, settings):
     settings.HEALTH_WORKER_TIMEOUT = 1.0
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "cardserver.settings"}
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=solo",
-         "--without-mingle", "--without-gossip", "--loglevel=WARNING",
-         "-Q", "health-test", "-n", f"health-test-{os.getpid()}@%h"],
-        cwd=BASE_DIR, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    worker = start_solo_worker(
+        "health-test", environment, "-n", f"health-test-{os.getpid()}@%h",
+        stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60

@@ -15,9 +15,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from games.models import Match, Move
+from tests.test_foundation import worker_database_url
 from tournaments.models import RatedMatch, RatingFit, Tournament, TournamentMatch
 from tournaments.services import (
     ratings_recompute,
@@ -33,13 +33,6 @@ pytestmark = [
 ]
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-
-
-def database_url() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
-    host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
-    return f"postgres://{db['USER']}{password}@{host}/{db['NAME']}"
 
 
 @pytest.fixture(autouse=True)
@@ -68,7 +61,7 @@ def start_worker(tmp_path: Path, concurrency: int = 2, **settings: str) -> subpr
     environment.update(
         CELERY_TASK_DEFAULT_QUEUE=celery_app.conf.task_default_queue,
         DJANGO_SETTINGS_MODULE="cardserver.settings",
-        DATABASE_URL=database_url(),
+        DATABASE_URL=worker_database_url(),
         CARDSERVER_VAR_DIR=str(tmp_path / "var"),
         LOG_LEVEL="WARNING",
     )
