@@ -38,6 +38,7 @@ from bots.protocol import (
     verify_headers,
 )
 from games.engine import load_game
+from tests.bots.conftest import reply
 
 SECRET = "test-secret"
 TIME_LIMIT = 0.5
@@ -114,16 +115,6 @@ def bot_server() -> Iterator[Callable[[Behaviour], tuple[str, Seen]]]:
 def caller() -> Iterator[BotCaller]:
     with BotCaller(allow_private=True) as bot_caller:
         yield bot_caller
-
-
-def reply(handler: BaseHTTPRequestHandler, content: bytes, status: int = 200, **headers) -> None:
-    handler.send_response(status)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(content)))
-    for name, value in headers.items():
-        handler.send_header(name.replace("_", "-"), value)
-    handler.end_headers()
-    handler.wfile.write(content)
 
 
 def pair_attack(legal_moves: list[dict]) -> dict:
