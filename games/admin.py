@@ -16,6 +16,19 @@ from games.models import Match, Move, Seat
 SECRET_FIELDS = ("seed", "decks", "snapshot", "snapshot_ply")
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows that only the services write: shown here, never added, changed or deleted."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 class SeatInline(admin.TabularInline):
     model = Seat
     extra = 0
@@ -82,7 +95,7 @@ class MatchAdmin(admin.ModelAdmin):
 
 
 @admin.register(Move)
-class MoveAdmin(admin.ModelAdmin):
+class MoveAdmin(ReadOnlyAdmin):
     """The log is append-only: no add, change or delete, here as anywhere."""
 
     list_display = ("match", "ply", "seat", "move", "received_at", "time_taken", "replay")
@@ -92,15 +105,6 @@ class MoveAdmin(admin.ModelAdmin):
     fields = ("match", "ply", "seat", "move", "received_at", "time_taken", "idempotency_key")
     readonly_fields = fields
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
     @admin.display(description="replay")
     def replay(self, obj: Move) -> str:
         # The replay's ply N is the table after N moves: this move is ply + 1.
@@ -109,7 +113,7 @@ class MoveAdmin(admin.ModelAdmin):
 
 
 @admin.register(Seat)
-class SeatAdmin(admin.ModelAdmin):
+class SeatAdmin(ReadOnlyAdmin):
     """Who held which seat: read-only, seats change only through games.services."""
 
     list_display = ("match", "index", "user", "bot")
@@ -118,12 +122,3 @@ class SeatAdmin(admin.ModelAdmin):
     list_select_related = ("match", "user", "bot")
     fields = ("match", "index", "user", "bot")
     readonly_fields = fields
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

@@ -27,6 +27,16 @@ from tournaments.models import (
 )
 
 
+class RecordAdmin(admin.ModelAdmin):
+    """Rows that the services write: every field read-only, none added here."""
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
 class TournamentAddForm(forms.ModelForm):
     bots = forms.ModelMultipleChoiceField(
         queryset=Bot.objects.filter(enabled=True), help_text="The entrants."
@@ -136,47 +146,31 @@ class TournamentAdmin(admin.ModelAdmin):
 
 
 @admin.register(TournamentMatch)
-class TournamentMatchAdmin(admin.ModelAdmin):
+class TournamentMatchAdmin(RecordAdmin):
     list_display = ["tournament", "index", "round", "table", "deck", "status", "attempts", "match"]
     list_filter = ["status"]
     search_fields = ["tournament__name"]
     raw_id_fields = ["tournament", "match"]
-    readonly_fields = [f.name for f in TournamentMatch._meta.fields]
-
-    def has_add_permission(self, request) -> bool:
-        return False
 
 
 @admin.register(Rating)
-class RatingAdmin(admin.ModelAdmin):
+class RatingAdmin(RecordAdmin):
     list_display = ["bot", "pool", "elo", "games", "losses", "draws", "updated_at"]
     list_filter = ["pool"]
     search_fields = ["bot__name"]
-    readonly_fields = [f.name for f in Rating._meta.fields]
-
-    def has_add_permission(self, request) -> bool:
-        return False
 
 
 @admin.register(RatedMatch)
-class RatedMatchAdmin(admin.ModelAdmin):
+class RatedMatchAdmin(RecordAdmin):
     list_display = ["pool", "sequence", "match", "loser_bot", "applied_at"]
     list_filter = ["pool"]
-    readonly_fields = [f.name for f in RatedMatch._meta.fields]
-
-    def has_add_permission(self, request) -> bool:
-        return False
 
 
 @admin.register(RatingChange)
-class RatingChangeAdmin(admin.ModelAdmin):
+class RatingChangeAdmin(RecordAdmin):
     list_display = ["bot", "pool", "sequence", "match", "before", "after", "lost"]
     list_filter = ["pool"]
     search_fields = ["bot__name"]
-    readonly_fields = [f.name for f in RatingChange._meta.fields]
-
-    def has_add_permission(self, request) -> bool:
-        return False
 
 
 class FitEntryInline(admin.TabularInline):
@@ -193,14 +187,10 @@ class FitEntryInline(admin.TabularInline):
 
 
 @admin.register(RatingFit)
-class RatingFitAdmin(admin.ModelAdmin):
+class RatingFitAdmin(RecordAdmin):
     list_display = ["pool", "fitted_at", "matches", "bootstraps", "anchor", "seconds"]
     list_filter = ["pool"]
     inlines = [FitEntryInline]
-    readonly_fields = [f.name for f in RatingFit._meta.fields]
-
-    def has_add_permission(self, request) -> bool:
-        return False
 
 
 @admin.register(LadderMatch)

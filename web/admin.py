@@ -7,25 +7,17 @@ from __future__ import annotations
 from django.contrib import admin
 
 from bots.models import BotTurnLease
+from games.admin import ReadOnlyAdmin
+from tournaments.admin import RecordAdmin
 from tournaments.models import Entrant, FitEntry, RatingPool
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def get_readonly_fields(self, request, obj=None):
-        return [field.name for field in self.model._meta.fields]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
+class AllFieldsAdmin(RecordAdmin, ReadOnlyAdmin):
+    """Every field shown read-only; no row added, changed or deleted here."""
 
 
 @admin.register(Entrant)
-class EntrantAdmin(ReadOnlyAdmin):
+class EntrantAdmin(AllFieldsAdmin):
     list_display = ("tournament", "order", "bot")
     list_filter = ("tournament__status", "tournament__game")
     search_fields = ("tournament__name", "bot__name")
@@ -33,7 +25,7 @@ class EntrantAdmin(ReadOnlyAdmin):
 
 
 @admin.register(FitEntry)
-class FitEntryAdmin(ReadOnlyAdmin):
+class FitEntryAdmin(AllFieldsAdmin):
     """A bot's line in each batch fit: the leaderboard order of each fit, per pool."""
 
     list_display = ("fit", "rank", "bot", "rating", "low", "high", "games", "provisional")
@@ -44,11 +36,11 @@ class FitEntryAdmin(ReadOnlyAdmin):
 
 
 @admin.register(RatingPool)
-class RatingPoolAdmin(ReadOnlyAdmin):
+class RatingPoolAdmin(AllFieldsAdmin):
     list_display = ("key", "matches_applied")
 
 
 @admin.register(BotTurnLease)
-class BotTurnLeaseAdmin(ReadOnlyAdmin):
+class BotTurnLeaseAdmin(AllFieldsAdmin):
     list_display = ("match", "ply", "expires_at")
     search_fields = ("=match__id",)
