@@ -104,7 +104,7 @@ def rows_of(name: str, figures: dict) -> list[tuple[str, str, str]]:
             (
                 "API moves/s at saturation (PostgreSQL, gunicorn 2x8 threads)",
                 _spread([r["moves_per_s"] for r in figures["throughput"]]),
-                "16 clients, each GET view + POST move in a loop; "
+                "16 clients (http.client), each GET view + POST move in a loop; "
                 f"errors {sum(r['errors'] for r in figures['throughput'])}",
             ),
             (

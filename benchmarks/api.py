@@ -23,7 +23,9 @@ gunicorn (``--workers`` processes, gthread, ``--threads`` each) on 127.0.0.1 wit
     Durak ``fool`` series, and, for contrast, of a view rebuilt by replaying the log.
 
 The load generator runs on the same machine, in this process: one client per thread,
-httpx or, with ``--http stdlib``, http.client (a third of httpx's CPU per request).
+each with one kept-alive connection, through http.client (the default, ``--http
+stdlib``) or httpx (``--http httpx``, about three times the CPU per request: on two
+cores, CPU the generator takes is CPU the server does not get).
 Celery messages go to Redis database 14 when Redis answers on 127.0.0.1:6379 (flushed
 before and after), else to the embedded broker; no worker consumes them unless
 ``--worker`` starts one. The table reports medians over the repeats, with min-max, and
@@ -268,7 +270,7 @@ TRANSPORTS = {"httpx": HttpxTransport, "stdlib": StdlibTransport}
 class Player:
     """One user playing its own 2-player Durak matches (it holds both seats)."""
 
-    transport = HttpxTransport
+    transport = StdlibTransport
 
     def __init__(self, base_url: str, token: str, seed: int) -> None:
         self.http = self.transport(base_url, token)
@@ -627,7 +629,7 @@ def main() -> None:
         "--idle-timeout", type=float, default=900, help="seconds to wait for that at most"
     )
     parser.add_argument(
-        "--http", choices=sorted(TRANSPORTS), default="httpx", help="the load generator's client"
+        "--http", choices=sorted(TRANSPORTS), default="stdlib", help="the load generator's client"
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(

@@ -8,7 +8,11 @@ one JSON object; an access-log line has ``method``, ``path``, ``status``,
 ``match_id``. ``LOG_LEVEL`` applies to gunicorn's lines as to Django's.
 """
 
+import logging
 import os
+import traceback
+
+from gunicorn.glogging import Logger
 
 from cardserver.logs import logging_config
 
@@ -32,3 +36,59 @@ threads = int(os.environ.get("GUNICORN_THREADS") or 8)
 # No control socket ($HOME/.gunicorn/gunicorn.ctl): the image's user has no home, and two
 # servers on one machine (tests, benchmarks) would share the path.
 control_socket_disable = True
+
+
+class JsonAccessLogger(Logger):
+    """Gunicorn's logger, giving the JSON access log only the fields it writes.
+
+    Gunicorn builds every "atom" of its access-log format for each request (the time
+    formatted, each request and response header, each environment variable) whatever the
+    format uses. A JSON line (``cardserver.logs.JsonFormatter``) reads eight of them, so
+    in that format only those are built, exactly as gunicorn builds them; the text format
+    gets gunicorn's own.
+    """
+
+    def access(self, resp, req, environ, request_time):
+        if _format != "json":
+            return super().access(resp, req, environ, request_time)
+        if not self._access_enabled() or not self.access_log.isEnabledFor(logging.INFO):
+            return
+        # Wrapped as gunicorn wraps its own (quotes escaped, "-" for a missing atom).
+        atoms = self.atoms_wrapper_class(self._atoms(resp, environ, request_time))
+        try:
+            self.access_log.info(self.cfg.access_log_format, atoms)
+        except Exception:
+            self.error(traceback.format_exc())
+
+    @staticmethod
+    def _atoms(resp, environ, request_time) -> dict:
+        """Return the atoms ``cardserver.logs.JsonFormatter`` reads, as gunicorn gives them."""
+        status = resp.status
+        if isinstance(status, str):
+            status = status.split(None, 1)[0]
+        return {
+            "h": environ.get("REMOTE_ADDR", "-"),
+            "m": environ.get("REQUEST_METHOD"),
+            "U": environ.get("PATH_INFO"),
+            "q": environ.get("QUERY_STRING"),
+            "s": status,
+            "B": getattr(resp, "sent", None),
+            "D": request_time.seconds * 1000000 + request_time.microseconds,
+            "a": environ.get("HTTP_USER_AGENT", "-"),
+        }
+
+    def _access_enabled(self) -> bool:
+        enabled = getattr(self, "access_log_enabled", None)  # gunicorn 24 and later
+        if enabled is None:
+            cfg = self.cfg
+            enabled = bool(
+                cfg.accesslog
+                or cfg.logconfig
+                or cfg.logconfig_dict
+                or getattr(cfg, "logconfig_json", None)
+                or (cfg.syslog and not cfg.disable_redirect_access_to_syslog)
+            )
+        return enabled
+
+
+logger_class = JsonAccessLogger

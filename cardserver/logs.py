@@ -71,6 +71,10 @@ class MatchIdFilter(logging.Filter):
         return True
 
 
+# json.dumps(entry, default=str, ensure_ascii=False), without building an encoder per line.
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
+
+
 class JsonFormatter(logging.Formatter):
     """Format a record as one line of JSON."""
 
@@ -95,7 +99,7 @@ class JsonFormatter(logging.Formatter):
             entry["exc_info"] = record.exc_text
         if record.stack_info:
             entry["stack_info"] = record.stack_info
-        return json.dumps(entry, default=str, ensure_ascii=False)
+        return _ENCODER.encode(entry)
 
 
 def _access_fields(atoms: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,18 @@
-"""Project middleware: log lines' match id, the request body limit, a database that is down."""
+"""Project middleware: log lines' match id, the request body limit, a database that is down,
+and the browser's middleware kept off API requests that carry no cookie.
+
+A client of the API (a bot, a script) sends ``Authorization: Token ...`` and no cookie:
+no session, flash message or session user can concern its requests, yet Django's
+session, authentication and message middleware would each still do their work on every
+one of them. The subclasses below (``SessionMiddleware``, ``AuthenticationMiddleware``,
+``MessageMiddleware``) are Django's, passed over for a request under ``/api/`` with no
+cookie (``cookieless_api_request``); any request with a cookie, the browser's
+pages and the browser's own calls to the API among them, goes through them as before.
+DRF's session authentication finds no session user on such a request, exactly as when
+the session middleware found no session cookie, and token authentication does not depend
+on them. (Django's CSRF middleware stays as it is: ``check --deploy`` wants it, and DRF's
+views, being CSRF-exempt, cost it little.)
+"""
 
 from __future__ import annotations
 
@@ -6,6 +20,9 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
+from django.contrib.auth import middleware as auth_middleware
+from django.contrib.messages import middleware as messages_middleware
+from django.contrib.sessions import middleware as sessions_middleware
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from cardserver.api import DATABASE_DOWN, DATABASE_RETRY_AFTER, error_body
@@ -14,6 +31,38 @@ from cardserver.logs import set_match_id
 API_PREFIX = "/api/"
 
 logger = logging.getLogger(__name__)
+
+
+def cookieless_api_request(request: HttpRequest) -> bool:
+    """Return whether ``request`` is an API request that carries no cookie at all."""
+    return not request.META.get("HTTP_COOKIE") and request.path.startswith(API_PREFIX)
+
+
+class SessionMiddleware(sessions_middleware.SessionMiddleware):
+    """Django's, except for API requests without a cookie (no session to load or save)."""
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if cookieless_api_request(request):
+            return self.get_response(request)
+        return super().__call__(request)
+
+
+class AuthenticationMiddleware(auth_middleware.AuthenticationMiddleware):
+    """Django's, except for API requests without a cookie: DRF authenticates those."""
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if cookieless_api_request(request):
+            return self.get_response(request)
+        return super().__call__(request)
+
+
+class MessageMiddleware(messages_middleware.MessageMiddleware):
+    """Django's, except for API requests without a cookie (no messages to show them)."""
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if cookieless_api_request(request):
+            return self.get_response(request)
+        return super().__call__(request)
 
 
 class MatchContextMiddleware:

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
+from cardserver import fastjson
+
 
 class RowQuery:
     """``SELECT <the columns of model> FROM <its table> <tail>``, fetching one row.
@@ -59,9 +61,9 @@ class RowQuery:
         converters = []
         for index, field in enumerate(fields):
             column = field.get_col(meta.db_table)
-            functions = connection.ops.get_db_converters(column) + field.get_db_converters(
-                connection
-            )
+            functions = connection.ops.get_db_converters(column) + [
+                _fast_json(function, field) for function in field.get_db_converters(connection)
+            ]
             if functions:
                 converters.append((index, column, functions))
         return sql, [f.attname for f in fields], converters
@@ -85,3 +87,29 @@ class RowQuery:
                 value = function(value, column, connection)
             values[index] = value
         return self.model.from_db(using, attnames, values)
+
+
+def _fast_json(function, field: models.Field):
+    """Return ``function``, or for a ``JSONField``'s own converter, a faster equivalent.
+
+    ``JSONField.from_db_value`` decodes the column's text with ``json.loads``;
+    ``cardserver.fastjson`` decodes the same JSON to the same values in less than half the
+    time (a match's snapshot is read on every request of play), and leaves what it is
+    unsure of to the field's own converter, which answers as it always did.
+    """
+    if not (
+        isinstance(field, models.JSONField)
+        and field.decoder is None
+        and getattr(function, "__func__", None) is models.JSONField.from_db_value
+    ):
+        return function
+
+    def from_db_value(value, expression, connection):
+        if isinstance(value, str):
+            try:
+                return fastjson.loads(value)
+            except fastjson.Unsure:
+                pass
+        return function(value, expression, connection)
+
+    return from_db_value

@@ -107,14 +107,22 @@ def _count(scope: str, ident, now: float) -> float | None:
     window = int(now // period)
     key = f"throttle:{scope}:{ident}:{window}"
     cache = caches[settings.API_THROTTLE_CACHE]
-    # add() is a no-op when the counter exists; incr() is atomic in Redis and in memory.
-    cache.add(key, 0, timeout=period + 1)
+    # incr() is atomic in Redis and in memory, and raises ValueError when the counter does
+    # not exist yet: the first request of a window creates it (add() does nothing if
+    # another request created it meanwhile, and that one's counter is incremented then).
+    # Every other request of the window costs the one incr().
     try:
         count = cache.incr(key)
     except ValueError:
-        # The counter expired between add() and incr().
-        cache.set(key, 1, timeout=period + 1)
-        count = 1
+        if cache.add(key, 1, timeout=period + 1):
+            count = 1
+        else:
+            try:
+                count = cache.incr(key)
+            except ValueError:
+                # Created and expired again in between: count this request alone.
+                cache.set(key, 1, timeout=period + 1)
+                count = 1
     if count > limit:
         return (window + 1) * period - now
     return None

@@ -22,9 +22,9 @@ import pytest
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    from django.conf import settings
+    from django.db import connection
 
-    on_postgres = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    on_postgres = connection.vendor == "postgresql"
     real_services = os.environ.get("CARDSERVER_REAL_SERVICES") == "1"
     for item in items:
         if not on_postgres and item.get_closest_marker("postgres"):

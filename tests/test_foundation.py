@@ -31,6 +31,7 @@ SETTINGS_VARIABLES = (
     "ALLOWED_HOSTS",
     "CSRF_TRUSTED_ORIGINS",
     "DATABASE_URL",
+    "DATABASE_PREPARED_STATEMENTS",
     "CARDSERVER_VAR_DIR",
     "CELERY_BROKER_URL",
     "CELERY_RESULT_BACKEND",
@@ -135,7 +136,8 @@ def test_postgres_database_url_keeps_connections_with_health_checks(tmp_path):
         tmp_path, DATABASE_URL="postgres://arena:secret@db.example.invalid:5433/arena"
     )["DATABASES"]["default"]
 
-    assert database["ENGINE"] == "django.db.backends.postgresql"
+    # Django's backend with a cheaper health check (cardserver/postgresql/base.py).
+    assert database["ENGINE"] == "cardserver.postgresql"
     assert (database["NAME"], database["USER"], database["PASSWORD"]) == (
         "arena",
         "arena",
@@ -145,6 +147,20 @@ def test_postgres_database_url_keeps_connections_with_health_checks(tmp_path):
     assert database["CONN_MAX_AGE"] == 60
     assert database["CONN_HEALTH_CHECKS"] is True
     assert "transaction_mode" not in database.get("OPTIONS", {})
+    # Parameters bound on the server, statements run 5 times on a connection prepared.
+    assert database["OPTIONS"]["server_side_binding"] is True
+    assert database["OPTIONS"]["prepare_threshold"] == 5
+
+
+def test_prepared_statements_can_be_turned_off_for_a_pooler(tmp_path):
+    database = load_settings(
+        tmp_path,
+        DATABASE_URL="postgres://arena:secret@db.example.invalid:5433/arena",
+        DATABASE_PREPARED_STATEMENTS="0",
+    )["DATABASES"]["default"]
+
+    assert "server_side_binding" not in database["OPTIONS"]
+    assert "prepare_threshold" not in database["OPTIONS"]
 
 
 def test_sqlite_connections_use_wal_and_normal_sync(tmp_path):
