@@ -54,6 +54,18 @@ def postgres_bin() -> Path | None:
     return Path(pg_ctl).parent if pg_ctl else None
 
 
+def stop_process_group(process: subprocess.Popen, timeout: float = 30) -> None:
+    """Stop a process started with ``start_new_session=True`` and its group: SIGTERM, then
+    SIGKILL if it has not ended within ``timeout`` seconds."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
 class PrivatePostgres:
     """A PostgreSQL cluster in ``folder`` on a free port, user ``postgres``, trust auth.
 

@@ -23,7 +23,13 @@ import httpx
 import pytest
 import yaml
 
-from tests.ops.services import PrivatePostgres, PrivateRedis, free_port, postgres_bin, wait_until
+from tests.ops.services import (
+    PrivatePostgres,
+    PrivateRedis,
+    free_port,
+    stop_process_group,
+    wait_until,
+)
 from tests.test_foundation import BASE_DIR, SETTINGS_VARIABLES
 
 COMPOSE = yaml.safe_load((BASE_DIR / "docker" / "compose.yaml").read_text())
@@ -78,7 +84,6 @@ def test_the_image_runs_as_a_user_without_privileges_and_collects_static_files()
 
 
 @pytest.mark.real_services
-@pytest.mark.skipif(postgres_bin() is None, reason="needs PostgreSQL's server binaries")
 def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path):
     pg = PrivatePostgres().init()
     pg.start()
@@ -173,14 +178,7 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
         time.sleep(1)
     finally:
         for process in processes:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+            stop_process_group(process)
         redis.stop(signal.SIGKILL)
         pg.stop(mode="immediate")
         pg.remove()

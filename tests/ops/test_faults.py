@@ -23,7 +23,13 @@ from django.db import OperationalError
 from django.test import RequestFactory
 
 from cardserver import views
-from tests.ops.services import PrivatePostgres, PrivateRedis, free_port, postgres_bin, wait_until
+from tests.ops.services import (
+    PrivatePostgres,
+    PrivateRedis,
+    free_port,
+    stop_process_group,
+    wait_until,
+)
 from tests.test_foundation import BASE_DIR, clean_environment, worker_database_url
 
 # --- 503 when the database does not answer ----------------------------------------------
@@ -180,18 +186,7 @@ def start_server(environment: dict[str, str], port: int, log: Path) -> subproces
     )  # fmt: skip
 
 
-def stop_process_group(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
 @pytest.mark.real_services
-@pytest.mark.skipif(postgres_bin() is None, reason="needs PostgreSQL's server binaries")
 def test_postgres_restart_mid_play_fails_requests_cleanly_then_recovers_every_move(tmp_path):
     pg = PrivatePostgres().init()
     pg.start()
@@ -408,11 +403,6 @@ def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path
             plies = list(match.moves.order_by("ply").values_list("ply", flat=True))
             assert plies == list(range(match.ply))
     finally:
-        if worker is not None and worker.poll() is None:
-            os.killpg(worker.pid, signal.SIGTERM)
-            try:
-                worker.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
-                worker.wait()
+        if worker is not None:
+            stop_process_group(worker, timeout=60)
         redis.stop(signal.SIGKILL)

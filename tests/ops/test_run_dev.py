@@ -12,6 +12,7 @@ import time
 import httpx
 import pytest
 
+from tests.ops.services import stop_process_group
 from tests.test_foundation import BASE_DIR, clean_environment
 
 POOLS = ("durak-2p", "durak-3p", "durak-4p", "volynshchik")
@@ -52,12 +53,7 @@ def test_run_dev_serves_an_arena_whose_leaderboard_fills_within_90_seconds(tmp_p
             health = http.get("/api/v1/health/")
             bots = http.get("/api/v1/bots/?kind=builtin").json()
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_process_group(process)
         # runserver's reloader child and the worker's pool may outlive their parents.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
