@@ -9,7 +9,6 @@ rollback took back, and every task is safe to run twice.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import secrets
 import time
@@ -338,18 +337,9 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
     }
     if not tournament.duplicate:
         return match_create(**options, rated=tournament.rated)
+    # The decks come from the tournament's secret seed, as fair as a match's own seed.
     decks = _duplicate_decks(tournament, tm.deck)
-    if "decks_trusted" in inspect.signature(match_create).parameters:
-        return match_create(**options, rated=tournament.rated, decks=decks, decks_trusted=True)
-    # match_create deals explicit decks to unrated matches only (users' practice decks).
-    # A duplicate tournament's decks come from its secret seed, as fair as a match's own
-    # seed, so the match is created unrated and marked rated in the same transaction;
-    # the matches owner is asked for a keyword that says so (see the issue 5 notes).
-    match = match_create(**options, rated=False, decks=decks)
-    if tournament.rated:
-        Match.objects.filter(pk=match.pk).update(rated=True)
-        match.rated = True
-    return match
+    return match_create(**options, rated=tournament.rated, decks=decks, decks_trusted=True)
 
 
 def _duplicate_decks(tournament: Tournament, deck: int) -> list[list[str]]:

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from bots import services
@@ -453,41 +454,29 @@ def test_driver_sends_no_turn_notice_for_the_moves_it_plays_itself(
     assert notices == started
 
 
-def test_driver_started_again_by_an_eager_notice_does_not_nest(
+def test_driver_started_again_while_it_plays_returns_at_once_without_a_query(
     user, builtin, transactional_db, monkeypatch
 ):
-    from games import tasks as match_tasks
-
-    depth = {"now": 0, "max": 0}
-    play = services.bot_turns_play
-
-    def counting_play(*, match_id, max_moves=None):
-        depth["now"] += 1
-        depth["max"] = max(depth["max"], depth["now"])
-        try:
-            return play(match_id=match_id, max_moves=max_moves)
-        finally:
-            depth["now"] -= 1
-
-    monkeypatch.setattr(services, "bot_turns_play", counting_play)
-    match = new_match(user, [builtin["random"], builtin["greedy"]])
-    inner = []
-
-    def notice_during_play(*, match_id, ply, moves):
-        # A turn notice run eagerly while the driver is playing (a person's move's commit
-        # in development, with CELERY_TASK_ALWAYS_EAGER): it must return at once.
-        inner.append(match_tasks.match_turn_started(match_id, ply))
-        return append(match_id=match_id, ply=ply, moves=moves)
-
     from games import services as match_services
 
+    match = new_match(user, [builtin["random"], builtin["greedy"]])
     append = match_services.match_moves_append
-    monkeypatch.setattr(match_services, "match_moves_append", notice_during_play)
+    inner = []
 
-    counting_play(match_id=match.pk)
+    def start_again_then_append(*, match_id, ply, moves):
+        # What a turn notice run eagerly in this thread would do while the driver plays (a
+        # person's move's commit in development, with CELERY_TASK_ALWAYS_EAGER).
+        with CaptureQueriesContext(connection) as queries:
+            inner.append(services.bot_turns_play(match_id=match_id))
+        inner.append(len(queries.captured_queries))
+        return append(match_id=match_id, ply=ply, moves=moves)
+
+    monkeypatch.setattr(match_services, "match_moves_append", start_again_then_append)
+
+    services.bot_turns_play(match_id=match.pk)
 
     assert_finished_by_the_rules(match)
-    assert inner and depth["max"] == 2
+    assert inner and set(inner) == {0}
 
 
 # -- one match's bot does not hold up another ---------------------------------------------
