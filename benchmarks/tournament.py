@@ -156,27 +156,21 @@ def celery_run(bots, options, workers: int) -> float:
 
 
 def inline_run(bots, options) -> float:
-    from cardserver import celery_app
+    from cardserver.celery import settings_override
     from tournaments.models import TournamentMatch
     from tournaments.services import inline_play, tournament_match_play, tournament_start
 
     tournament = create(bots, options)
-    conf = celery_app.conf
-    saved = conf.task_always_eager
-    conf.task_always_eager = True
-    try:
-        with inline_play():
-            started = time.perf_counter()
-            tournament_start(tournament_id=tournament.pk)
-            for tm_id in (
-                TournamentMatch.objects.filter(tournament=tournament)
-                .order_by("round", "index")
-                .values_list("pk", flat=True)
-            ):
-                tournament_match_play(tournament_match_id=tm_id)
-            elapsed = time.perf_counter() - started
-    finally:
-        conf.task_always_eager = saved
+    with settings_override(task_always_eager=True), inline_play():
+        started = time.perf_counter()
+        tournament_start(tournament_id=tournament.pk)
+        for tm_id in (
+            TournamentMatch.objects.filter(tournament=tournament)
+            .order_by("round", "index")
+            .values_list("pk", flat=True)
+        ):
+            tournament_match_play(tournament_match_id=tm_id)
+        elapsed = time.perf_counter() - started
     return 60 * tournament.matches_total / elapsed
 
 

@@ -7,7 +7,11 @@ so their lines have the same shape as the web server's; a task whose arguments i
 """
 
 import inspect
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from celery import Celery, signals
 
@@ -16,6 +20,56 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardserver.settings")
 app = Celery("cardserver")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+_UNSET = object()
+
+
+@contextmanager
+def settings_override(**values: Any) -> Iterator[None]:
+    """Change settings of this process's Celery app for the block, then restore them.
+
+        with settings_override(task_always_eager=True): ...
+
+    Each is set under its ``CELERY_`` name: Celery 5.6 looks a setting up in Django's
+    settings before it looks at a change made under the setting's own name, so
+    ``app.conf.task_always_eager = True`` would be ignored.
+    """
+    conf = app.conf
+    saved = {}
+    for name, value in values.items():
+        key = f"CELERY_{name.upper()}"
+        saved[key] = conf.changes.get(key, _UNSET)
+        conf[key] = value
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is _UNSET:
+                conf.changes.pop(key, None)
+            else:
+                conf[key] = value
+
+
+@contextmanager
+def eager_tasks() -> Iterator[None]:
+    """Run the Celery tasks sent in the block (bot turns, deadline checks) in this process,
+    as they are sent, their errors raised to the sender."""
+    from celery._state import _set_task_join_will_block, task_join_will_block
+
+    join_will_block = task_join_will_block()
+    # Each eager task logs a line at INFO; thousands of them say nothing.
+    trace_log = logging.getLogger("celery.app.trace")
+    level = trace_log.level
+    trace_log.setLevel(logging.WARNING)
+    try:
+        with settings_override(task_always_eager=True, task_eager_propagates=True):
+            yield
+    finally:
+        trace_log.setLevel(level)
+        # Celery keeps "a task is running here" in one process-wide flag that each eager
+        # task sets and restores; eager tasks in several threads at once (a live server's)
+        # can leave it set, and then every later `.get()` of a result refuses to block.
+        _set_task_join_will_block(join_will_block)
 
 
 @signals.setup_logging.connect

@@ -62,6 +62,16 @@ def _forget_seat_holders():
 
 
 @pytest.fixture
+def celery_eager():
+    """Run the Celery tasks the code sends in this process, as they are sent (the SQLite
+    pass has no worker: a bot moves as soon as its turn starts)."""
+    from cardserver.celery import eager_tasks
+
+    with eager_tasks():
+        yield
+
+
+@pytest.fixture
 def api_client():
     """Return an unauthenticated DRF test client."""
     from rest_framework.test import APIClient

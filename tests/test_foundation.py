@@ -276,6 +276,19 @@ def test_celery_app_acks_late_and_speaks_json_only():
     assert conf.beat_scheduler == "django_celery_beat.schedulers:DatabaseScheduler"
 
 
+def test_celery_settings_override_takes_effect_and_is_undone():
+    from cardserver.celery import settings_override
+
+    conf = celery_app.conf
+    eager, queue = conf.task_always_eager, conf.task_default_queue
+
+    with settings_override(task_always_eager=not eager, task_default_queue="elsewhere"):
+        assert conf.task_always_eager is (not eager)
+        assert conf.task_default_queue == "elsewhere"
+
+    assert (conf.task_always_eager, conf.task_default_queue) == (eager, queue)
+
+
 def test_games_package_imports_without_django(tmp_path):
     result = run_python(
         "import sys\n"

@@ -7,14 +7,13 @@ services as a real arena.
 
 from __future__ import annotations
 
-import logging
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 
 from bots.models import Bot
 from bots.services import bot_turns_play, builtin_bots_ensure
+from cardserver.celery import eager_tasks
 from games import services as match_services
 from games.models import Match
 from tournaments import services as tournament_services
@@ -29,32 +28,6 @@ class Demo:
     forfeited: Match | None = None
     tournament: Tournament | None = None
     running: Tournament | None = None
-
-
-@contextmanager
-def eager_tasks():
-    """Run the Celery tasks the services send (bot turns, deadline checks) in this process."""
-    from celery._state import _set_task_join_will_block, task_join_will_block
-
-    from cardserver import celery_app
-
-    conf = celery_app.conf
-    saved = conf.task_always_eager, conf.task_eager_propagates
-    join_will_block = task_join_will_block()
-    conf.task_always_eager, conf.task_eager_propagates = True, True
-    # Each eager task logs a line at INFO; thousands of them say nothing.
-    trace_log = logging.getLogger("celery.app.trace")
-    level = trace_log.level
-    trace_log.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        conf.task_always_eager, conf.task_eager_propagates = saved
-        trace_log.setLevel(level)
-        # Celery keeps "a task is running here" in one process-wide flag that each eager
-        # task sets and restores; eager tasks in several threads at once (a live server's)
-        # can leave it set, and then every later `.get()` of a result refuses to block.
-        _set_task_join_will_block(join_will_block)
 
 
 def _user(username: str):

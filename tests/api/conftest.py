@@ -8,14 +8,8 @@ from tests.matches import start_match, token_client
 
 
 @pytest.fixture(autouse=True)
-def celery_eager():
+def _tasks_run_in_the_request(celery_eager):
     """Run the tasks a request sends in the request's own process, as CI's SQLite pass does."""
-    from cardserver import celery_app
-
-    before = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = before
 
 
 @pytest.fixture(autouse=True)

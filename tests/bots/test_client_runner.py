@@ -14,23 +14,6 @@ from games.selectors import match_verification
 from games.services import match_create
 
 
-@pytest.fixture
-def eager_celery():
-    """Run tasks in the calling thread: the built-in opponent moves when its turn starts."""
-    from celery._state import _set_task_join_will_block, task_join_will_block
-
-    from cardserver.celery import app
-
-    before = app.conf.task_always_eager, task_join_will_block()
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = before[0]
-    # Celery keeps "a task is running here" in one process-wide flag, which each eager task
-    # sets and restores; eager tasks in the live server's threads at once can leave it set,
-    # and then every later `.get()` of a result in this process refuses to block.
-    _set_task_join_will_block(before[1])
-
-
 def seat_client_bot(user, game: str, players: int, count: int = 1):
     """Return ``(token, matches)``: a client bot seated at 0 in ``count`` new matches
     against built-in bots."""
@@ -63,7 +46,7 @@ def assert_played_to_the_end(match: Match) -> None:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("game", "players"), [("durak", 2), ("volynshchik", 3)])
 def test_client_bot_runner_plays_a_match_to_the_end(
-    live_server, user, eager_celery, game, players
+    live_server, user, celery_eager, game, players
 ):
     token, (match,) = seat_client_bot(user, game, players)
     runner = ClientBot(live_server.url, token, load_strategy("greedy", seed=1), wait_timeout=5)
@@ -81,7 +64,7 @@ def test_client_bot_runner_plays_a_match_to_the_end(
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_client_bot_runner_finds_and_plays_all_its_matches(live_server, user, eager_celery):
+def test_client_bot_runner_finds_and_plays_all_its_matches(live_server, user, celery_eager):
     token, matches = seat_client_bot(user, "durak", 2, count=3)
     runner = ClientBot(
         live_server.url, token, load_strategy("random", seed=2), wait_timeout=5,

@@ -54,6 +54,7 @@ def fuzz_world(db, settings, user_factory, monkeypatch):
     from bots.models import Bot
     from bots.services import builtin_bots_ensure
     from cardserver import celery_app
+    from cardserver.celery import settings_override
     from tests.matches import start_match
 
     settings.API_THROTTLE_RATES = dict.fromkeys(settings.API_THROTTLE_RATES)
@@ -66,18 +67,16 @@ def fuzz_world(db, settings, user_factory, monkeypatch):
     Bot.objects.create(
         name="fuzzbot", owner=user, kind=Bot.Kind.CLIENT, account=account, games=["durak"]
     )
-    eager = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
     # As Django's test client does: the WSGI handler would otherwise close the test's
     # connection, which is inside the test's transaction, after every request.
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
-        yield user, Token.objects.create(user=user).key
+        with settings_override(task_always_eager=True):
+            yield user, Token.objects.create(user=user).key
     finally:
         request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
-        celery_app.conf.task_always_eager = eager
 
 
 @pytest.mark.real_services

@@ -9,18 +9,6 @@ import pytest
 
 
 @pytest.fixture
-def celery_eager():
-    """Run Celery tasks in the calling process, as they are sent."""
-    from cardserver import celery_app
-
-    conf = celery_app.conf
-    saved = conf.task_always_eager, conf.task_eager_propagates
-    conf.task_always_eager, conf.task_eager_propagates = True, True
-    yield
-    conf.task_always_eager, conf.task_eager_propagates = saved
-
-
-@pytest.fixture
 def bot_factory(db, user_factory):
     """Return ``bot_factory(player="random", owner=None, name=None)``: a built-in bot.
 

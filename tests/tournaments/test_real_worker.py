@@ -42,13 +42,11 @@ def own_queue():
     Another worker on the same broker (a test of another app, a benchmark, a second CI
     run) would otherwise take tasks whose rows are not in its database.
     """
-    from cardserver import celery_app
+    from cardserver.celery import settings_override
 
     queue = f"test-tournaments-{uuid.uuid4().hex}"
-    saved = celery_app.conf.task_default_queue
-    celery_app.conf.task_default_queue = queue
-    yield queue
-    celery_app.conf.task_default_queue = saved
+    with settings_override(task_default_queue=queue):
+        yield queue
 
 
 def start_worker(tmp_path: Path, concurrency: int = 2, **settings: str) -> subprocess.Popen:

@@ -29,15 +29,6 @@ INSTALL_HINT = (
 )
 
 
-@pytest.fixture
-def celery_eager():
-    """Run Celery tasks in the calling thread, as they are sent (bots move at once)."""
-    from web.demo import eager_tasks
-
-    with eager_tasks():
-        yield
-
-
 @pytest.fixture(scope="module")
 def shared_demo(django_db_setup, django_db_blocker):
     """A small arena made once per test module, inside a transaction rolled back after it.
@@ -48,7 +39,8 @@ def shared_demo(django_db_setup, django_db_blocker):
     """
     from django.db import transaction
 
-    from web.demo import demo_arena, eager_tasks
+    from cardserver.celery import eager_tasks
+    from web.demo import demo_arena
 
     with django_db_blocker.unblock(), transaction.atomic():
         with eager_tasks():

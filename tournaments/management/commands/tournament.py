@@ -11,7 +11,6 @@ results alone, with 95% intervals; ``--rated`` also feeds the pools' ratings.
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 
@@ -103,30 +102,20 @@ class Command(BaseCommand):
         self.print_results(tournament)
 
     def play_inline(self, tournament: Tournament) -> None:
-        from cardserver import celery_app
+        from cardserver.celery import eager_tasks
 
-        conf = celery_app.conf
         # Tasks the matches send (turn notices, deadline checks) run here, not in a broker
         # queue that no worker reads.
-        saved = conf.task_always_eager
-        conf.task_always_eager = True
-        trace_log = logging.getLogger("celery.app.trace")
-        level = trace_log.level
-        trace_log.setLevel(logging.WARNING)
-        try:
-            with inline_play():
-                tournament_start(tournament_id=tournament.pk)
-                ids = (
-                    TournamentMatch.objects.filter(tournament=tournament)
-                    .order_by("round", "index")
-                    .values_list("pk", flat=True)
-                )
-                for done, tm_id in enumerate(list(ids), start=1):
-                    tournament_match_play(tournament_match_id=tm_id)
-                    self.bar(done, tournament.matches_total)
-        finally:
-            conf.task_always_eager = saved
-            trace_log.setLevel(level)
+        with eager_tasks(), inline_play():
+            tournament_start(tournament_id=tournament.pk)
+            ids = (
+                TournamentMatch.objects.filter(tournament=tournament)
+                .order_by("round", "index")
+                .values_list("pk", flat=True)
+            )
+            for done, tm_id in enumerate(list(ids), start=1):
+                tournament_match_play(tournament_match_id=tm_id)
+                self.bar(done, tournament.matches_total)
 
     def follow(self, tournament: Tournament) -> None:
         tournament_start(tournament_id=tournament.pk)
