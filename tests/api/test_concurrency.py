@@ -55,3 +55,29 @@ def test_a_second_move_for_one_ply_is_refused_by_the_database(user_factory):
 
     with pytest.raises(IntegrityError), transaction.atomic():
         Move.objects.create(match=match, ply=0, move={"type": "attack", "cards": ["9S"]}, **fields)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_move_the_database_refuses_at_commit_answers_409_and_changes_nothing(user_factory):
+    # A row for ply 0 written behind the match lock's back: the move's INSERT breaks the
+    # unique constraint (on PostgreSQL when the pipelined transaction commits).
+    attacker = user_factory()
+    match = start_match([user_factory(), attacker], decks=[DUEL_DECK])
+    Move.objects.create(
+        match=match, ply=0, seat=1, move={"type": "attack", "cards": ["9S"]},
+        received_at=timezone.now(), time_taken=0.0,
+    )  # fmt: skip
+    snapshot = type(match).objects.values_list("snapshot", flat=True).get(pk=match.pk)
+
+    response = token_client(attacker).post(
+        f"/api/v1/matches/{match.pk}/moves/",
+        {"ply": 0, "move": {"type": "attack", "cards": ["8S"]}},
+    )
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "stale_ply"
+    assert list(Move.objects.filter(match=match).values_list("move", flat=True)) == [
+        {"type": "attack", "cards": ["9S"]}
+    ]
+    match.refresh_from_db()
+    assert (match.ply, match.to_move, match.snapshot) == (0, 1, snapshot)
