@@ -15,8 +15,7 @@ rows become model instances through ``Model.from_db``, so the result is what
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
@@ -114,25 +113,3 @@ def _fast_json(function, field: models.Field):
         return function(value, expression, connection)
 
     return from_db_value
-
-
-@contextmanager
-def pipelined(using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
-    """Send the statements of the block to PostgreSQL without waiting for each answer.
-
-    Wrapped around ``transaction.atomic()``, a transaction that locks a row, reads it and
-    then only writes costs two round trips instead of one per statement: ``BEGIN`` goes
-    with the locking ``SELECT`` (whose rows are needed, so the client waits there), and
-    the writes go with ``COMMIT``. An error of a write (a broken unique constraint) is
-    raised by the commit, where ``atomic`` rolls back as for any failed commit. psycopg's
-    pipeline mode; on other databases the block runs as it is.
-    """
-    connection = connections[using]
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
-        # Inside a transaction already (a test case's, or a caller's), the writes would
-        # only be sent at its end: nothing to gain, and errors would surface elsewhere.
-        yield
-        return
-    connection.ensure_connection()
-    with connection.connection.pipeline():
-        yield

@@ -22,7 +22,6 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cardserver.sql import pipelined
 from games.engine import IllegalMove, InvalidMove, load_game
 from games.engine.cards import check_deck
 from games.errors import (
@@ -332,12 +331,11 @@ def match_move_submit(
     match instead, and raises MatchNotActive. With ``notify`` false no turn notice is sent
     after the move (the bot driver, which goes on playing the arena's seats itself).
 
-    Cost: one locked SELECT of the match, one INSERT, one UPDATE, in two round trips to
-    PostgreSQL (``pipelined``); the state comes from the snapshot, so it does not depend
-    on the length of the log.
+    Cost: one locked SELECT of the match, one INSERT, one UPDATE; the state comes from
+    the snapshot, so it does not depend on the length of the log.
     """
     try:
-        with pipelined(), transaction.atomic():
+        with transaction.atomic():
             match = match_row(match_id, for_update=True)
             if match is None:
                 raise Match.DoesNotExist(f"No match {match_id}.")
@@ -404,7 +402,7 @@ def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -
     """
     if not moves:
         raise InvalidMatchRequest("no moves to append")
-    with pipelined(), transaction.atomic():
+    with transaction.atomic():
         match = match_row(match_id, for_update=True)
         if match is None:
             raise Match.DoesNotExist(f"No match {match_id}.")

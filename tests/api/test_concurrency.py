@@ -60,7 +60,7 @@ def test_a_second_move_for_one_ply_is_refused_by_the_database(user_factory):
 @pytest.mark.django_db(transaction=True)
 def test_a_move_the_database_refuses_at_commit_answers_409_and_changes_nothing(user_factory):
     # A row for ply 0 written behind the match lock's back: the move's INSERT breaks the
-    # unique constraint (on PostgreSQL when the pipelined transaction commits).
+    # unique constraint, the last guard, and the move is answered as a lost race.
     attacker = user_factory()
     match = start_match([user_factory(), attacker], decks=[DUEL_DECK])
     Move.objects.create(
