@@ -157,19 +157,12 @@ def celery_run(bots, options, workers: int) -> float:
 
 def inline_run(bots, options) -> float:
     from cardserver.celery import settings_override
-    from tournaments.models import TournamentMatch
-    from tournaments.services import inline_play, tournament_match_play, tournament_start
+    from tournaments.services import tournament_play_inline
 
     tournament = create(bots, options)
-    with settings_override(task_always_eager=True), inline_play():
+    with settings_override(task_always_eager=True):
         started = time.perf_counter()
-        tournament_start(tournament_id=tournament.pk)
-        for tm_id in (
-            TournamentMatch.objects.filter(tournament=tournament)
-            .order_by("round", "index")
-            .values_list("pk", flat=True)
-        ):
-            tournament_match_play(tournament_match_id=tm_id)
+        tournament_play_inline(tournament_id=tournament.pk)
         elapsed = time.perf_counter() - started
     return 60 * tournament.matches_total / elapsed
 

@@ -255,6 +255,27 @@ def tournament_match_play(*, tournament_match_id: int) -> str:
     return _tournament_match_record(tournament_match_id)
 
 
+def tournament_play_inline(
+    *, tournament_id: int, progress: Callable[[int, int], None] | None = None
+) -> None:
+    """Start the tournament and play all its matches in this process, round by round.
+
+    No task is sent to the workers (the command line, the demo arena, tests and
+    benchmarks). ``progress(done, total)`` is called after each match.
+    """
+    with inline_play():
+        tournament_start(tournament_id=tournament_id)
+        ids = list(
+            TournamentMatch.objects.filter(tournament_id=tournament_id)
+            .order_by("round", "index")
+            .values_list("pk", flat=True)
+        )
+        for done, tm_id in enumerate(ids, start=1):
+            tournament_match_play(tournament_match_id=tm_id)
+            if progress is not None:
+                progress(done, len(ids))
+
+
 def match_play_to_end(*, match_id: int, poll: float = 0.2) -> str:
     """Play a match of server-side bots until it ends; return its status.
 

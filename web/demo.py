@@ -17,7 +17,7 @@ from cardserver.celery import eager_tasks
 from games import services as match_services
 from games.models import Match
 from tournaments import services as tournament_services
-from tournaments.models import Tournament, TournamentMatch
+from tournaments.models import Tournament
 
 
 @dataclass
@@ -159,13 +159,5 @@ def _tournament_played(name: str, bots: list[Bot]) -> Tournament:
         games_per_pairing=2,
         rated=False,
     )
-    with tournament_services.inline_play():
-        tournament_services.tournament_start(tournament_id=tournament.pk)
-        ids = (
-            TournamentMatch.objects.filter(tournament=tournament)
-            .order_by("round", "index")
-            .values_list("pk", flat=True)
-        )
-        for tm_id in list(ids):
-            tournament_services.tournament_match_play(tournament_match_id=tm_id)
+    tournament_services.tournament_play_inline(tournament_id=tournament.pk)
     return Tournament.objects.get(pk=tournament.pk)

@@ -12,6 +12,7 @@ from tournaments.services import (
     tournament_cancel,
     tournament_create,
     tournament_match_play,
+    tournament_play_inline,
     tournament_start,
 )
 
@@ -40,14 +41,7 @@ def create(bots, **options):
 
 def play_inline(tournament):
     """Play every match of the tournament in this process, round by round."""
-    with inline_play():
-        tournament_start(tournament_id=tournament.pk)
-        for tm_id in (
-            TournamentMatch.objects.filter(tournament=tournament)
-            .order_by("round", "index")
-            .values_list("pk", flat=True)
-        ):
-            tournament_match_play(tournament_match_id=tm_id)
+    tournament_play_inline(tournament_id=tournament.pk)
     tournament.refresh_from_db()
     return tournament
 

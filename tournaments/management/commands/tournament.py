@@ -22,10 +22,9 @@ from tournaments.models import Tournament, TournamentMatch
 from tournaments.selectors import tournament_standings
 from tournaments.services import (
     TournamentError,
-    inline_play,
     tournament_cancel,
     tournament_create,
-    tournament_match_play,
+    tournament_play_inline,
     tournament_start,
 )
 
@@ -106,16 +105,8 @@ class Command(BaseCommand):
 
         # Tasks the matches send (turn notices, deadline checks) run here, not in a broker
         # queue that no worker reads.
-        with eager_tasks(), inline_play():
-            tournament_start(tournament_id=tournament.pk)
-            ids = (
-                TournamentMatch.objects.filter(tournament=tournament)
-                .order_by("round", "index")
-                .values_list("pk", flat=True)
-            )
-            for done, tm_id in enumerate(list(ids), start=1):
-                tournament_match_play(tournament_match_id=tm_id)
-                self.bar(done, tournament.matches_total)
+        with eager_tasks():
+            tournament_play_inline(tournament_id=tournament.pk, progress=self.bar)
 
     def follow(self, tournament: Tournament) -> None:
         tournament_start(tournament_id=tournament.pk)
