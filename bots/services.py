@@ -683,7 +683,7 @@ def _deadline_enforce(turn: _BotTurn) -> None:
     """
     from games.services import match_deadline_enforce
 
-    match_deadline_enforce(match_id=turn.match_id, ply=turn.ply)
+    match_deadline_enforce(match_id=turn.match_id, ply=turn.ply, by_driver=True)
 
 
 def _bot_forfeit(turn: _BotTurn, *, code: str, detail: str) -> None:

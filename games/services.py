@@ -392,10 +392,13 @@ def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -
     For the bot driver: a built-in player decides a move in microseconds, and a
     transaction per move cost a hundred times more than the decision. The moves are
     checked and played in order exactly as ``match_move_submit`` plays one: the first
-    answers ``ply`` and is late if it came after the match's deadline (then its seat
-    loses on time and nothing is appended); each must be its seat's turn and legal. All
-    or nothing: raise MatchNotActive, StalePly, NotYourTurn or IllegalMoveError (naming
-    the ply) and write nothing. Return the match as it is after them.
+    answers ``ply``; each must be its seat's turn and legal. All or nothing: raise
+    MatchNotActive, StalePly, NotYourTurn or IllegalMoveError (naming the ply) and write
+    nothing. Return the match as it is after them.
+
+    Built-in players are not held to the clock: a move of theirs that comes after the
+    deadline was late because the arena stalled (a worker died mid-match and the match
+    resumes from its log), not because the player thought too long.
 
     Sends no turn notice (``games.tasks.match_turn_started``): the driver that made these
     moves goes on playing the arena's seats itself.
@@ -410,15 +413,9 @@ def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -
             raise MatchNotActive(match.status, match.ply)
         if ply != match.ply:
             raise StalePly(match.ply, match.to_move)
-        first = moves[0]
-        if first.seat != match.to_move:
+        if moves[0].seat != match.to_move:
             raise NotYourTurn(match.ply, match.to_move)
-        grace = timedelta(seconds=DEADLINE_GRACE)
-        if match.deadline_at and first.received_at > match.deadline_at + grace:
-            detail = _timeout_detail(match, first.seat)
-            _forfeit(match, first.seat, "timeout", detail, first.received_at)
-        else:
-            _play(match, moves, notify=False)
+        _play(match, moves, notify=False)
     return match
 
 
@@ -582,12 +579,21 @@ def match_forfeit(
 
 
 def match_deadline_enforce(
-    *, match_id: int, ply: int | None = None, now: datetime | None = None
+    *,
+    match_id: int,
+    ply: int | None = None,
+    now: datetime | None = None,
+    by_driver: bool = False,
 ) -> bool:
     """Forfeit the match on time if its seat to move let the deadline pass.
 
     With ``ply``, only if the match is still at that ply. Return whether it was forfeited.
     Idempotent: a match that moved on, ended, or is within its time does not change.
+
+    The clock of a seat the arena plays (an HTTP or built-in bot) is kept by the bot
+    driver, which alone forfeits it (``by_driver``): past such a seat's deadline its
+    driver died or its turn notice was lost with a broker, and a bot must not lose for
+    the arena's failure, so the turn is handed to a driver again instead.
     """
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=match_id)
@@ -598,6 +604,9 @@ def match_deadline_enforce(
             return False
         if now < match.deadline_at:
             return False
+        if not by_driver and match.arena_seats >> match.to_move & 1:
+            _on_commit_turn_started(match)
+            return False
         _forfeit(match, match.to_move, "timeout", _timeout_detail(match, match.to_move), now)
     return True
 
@@ -605,7 +614,8 @@ def match_deadline_enforce(
 def matches_overdue_forfeit(*, now: datetime | None = None) -> list[int]:
     """Forfeit on time every active match whose deadline passed; return their ids.
 
-    Each match is forfeited in a transaction of its own.
+    Each match is forfeited in a transaction of its own. A seat the arena plays is not
+    forfeited: its turn goes to the bot driver again (``match_deadline_enforce``).
     """
     from games.selectors import overdue_match_ids
 

@@ -15,6 +15,12 @@ The clock of a match is kept by three things, each enough on its own while it wo
   worker killed).
 - ``games.services.match_move_submit``: a move that comes after its deadline (plus a
   grace) loses on time instead of being played.
+
+A seat the arena plays (an HTTP or built-in bot) is on the bot driver's clock: the watch
+and the sweep hand such a turn to the driver again rather than forfeit it (the driver
+died, or its notice was lost with the broker), the driver forfeits an HTTP bot that
+cannot be asked in time, and built-in players, which decide in microseconds, are never
+late by their own doing.
 """
 
 from __future__ import annotations

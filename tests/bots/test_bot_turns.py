@@ -434,6 +434,57 @@ def test_turn_whose_deadline_passed_is_forfeited_on_time_without_asking_the_bot(
     assert web.consecutive_failures == 0
 
 
+def overdue(match: Match) -> None:
+    """Put the match's deadline in the past, as when its driver died or its turn notice
+    was lost with the broker."""
+    Match.objects.filter(pk=match.pk).update(deadline_at=timezone.now() - timedelta(seconds=5))
+
+
+def test_built_in_bots_resumed_after_their_deadline_play_on(user, builtin):
+    match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
+    overdue(match)
+
+    services.bot_turns_play(match_id=match.pk)
+
+    assert_finished_by_the_rules(match)
+
+
+def test_sweep_gives_an_overdue_built_in_turn_to_the_driver_instead_of_forfeiting(
+    user, builtin, celery_eager, django_capture_on_commit_callbacks
+):
+    from games.services import matches_overdue_forfeit
+
+    match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
+    overdue(match)
+
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        forfeited = matches_overdue_forfeit()
+
+    assert forfeited == [] and len(sent) == 1
+    assert_finished_by_the_rules(match)
+
+
+def test_sweep_leaves_an_overdue_http_bot_turn_to_the_driver_which_forfeits_it_unasked(
+    user, builtin, http_bot, http_bot_record, celery_eager, django_capture_on_commit_callbacks
+):
+    from games.services import matches_overdue_forfeit
+
+    url, server = http_bot(answer_500)
+    web = http_bot_record(url)
+    match = new_match(user, [builtin["random"], web], time_limit=60)
+    play_until_seat_to_move(match, 1)
+    overdue(match)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert matches_overdue_forfeit() == []
+
+    match.refresh_from_db()
+    assert (match.end_reason, match.forfeit_seat) == ("timeout", 1)
+    assert server.requests == []
+    web.refresh_from_db()
+    assert web.consecutive_failures == 0
+
+
 def test_driver_sends_no_turn_notice_for_the_moves_it_plays_itself(
     user, builtin, kit_http_bot, http_bot_record, transactional_db, monkeypatch
 ):

@@ -335,7 +335,9 @@ def test_appended_moves_that_end_the_match_finish_it(pair):
     assert match.result == state.result and match.ply == len(moves)
 
 
-def test_a_late_first_appended_move_loses_on_time_and_appends_nothing(pair):
+def test_moves_appended_after_the_deadline_are_played_not_forfeited(pair):
+    # The driver appends built-in players' moves; one that comes late means the arena
+    # stalled (a worker died mid-match), and the match goes on from its log.
     match = start_match(pair, move_time_limit=1.0)
     moves = planned_moves(match, 3)
     late = [
@@ -345,9 +347,5 @@ def test_a_late_first_appended_move_loses_on_time_and_appends_nothing(pair):
 
     after = match_moves_append(match_id=match.pk, ply=0, moves=late)
 
-    assert (after.status, after.end_reason, after.forfeit_seat) == (
-        Match.Status.FINISHED,
-        "timeout",
-        moves[0].seat,
-    )
-    assert not Move.objects.filter(match=match).exists()
+    assert (after.status, after.ply, after.forfeit_seat) == (Match.Status.ACTIVE, 3, None)
+    assert Move.objects.filter(match=match).count() == 3
