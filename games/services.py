@@ -49,6 +49,11 @@ MAX_MOVE_TIME_LIMIT = 24 * 3600.0
 # How long after a deadline a move is still accepted and the deadline check waits, so that
 # a move sent just in time is not lost to network and queueing delays.
 DEADLINE_GRACE = 1.0
+# The longest a deadline watch waits before it looks again. A Redis broker gives a
+# message that a worker has held unacknowledged for longer than its visibility timeout
+# (an hour by default) to another worker as well, and a watch due in a day, held all
+# that time, would be duplicated every hour, each copy sending itself again.
+DEADLINE_WATCH_MAX_WAIT = 1800.0
 # Bots of these kinds are played by the arena itself; client bots call the API.
 ARENA_PLAYED_BOT_KINDS = ("http", "builtin")
 
@@ -262,7 +267,7 @@ def _on_commit_started(match: Match, *, notify: bool) -> None:
         match_id, match.game, match.players, match.to_move, extra={"match_id": match_id},
     )
     if notify:
-        transaction.on_commit(lambda: _send_deadline_watch(match_id, first_deadline))
+        transaction.on_commit(lambda: deadline_watch_send(match_id, first_deadline))
         _on_commit_turn_started(match)
 
 
@@ -700,11 +705,15 @@ def _send_turn_started(match_id: int, ply: int) -> None:
         )
 
 
-def _send_deadline_watch(match_id: int, countdown: float) -> None:
+def deadline_watch_send(match_id: int, countdown: float) -> None:
+    """Send the match's deadline watch (``games.tasks.enforce_move_deadline``), due in
+    ``countdown`` seconds or in ``DEADLINE_WATCH_MAX_WAIT``, whichever is sooner."""
     from games.tasks import enforce_move_deadline
 
     try:
-        enforce_move_deadline.apply_async((match_id,), countdown=countdown)
+        enforce_move_deadline.apply_async(
+            (match_id,), countdown=min(countdown, DEADLINE_WATCH_MAX_WAIT)
+        )
     except Exception:
         logger.exception(
             "Could not send enforce_move_deadline(%s)", match_id, extra={"match_id": match_id}

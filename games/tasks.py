@@ -7,9 +7,9 @@ The clock of a match is kept by three things, each enough on its own while it wo
 
 - ``enforce_move_deadline``, the match's deadline watch: sent when the match starts, due
   at the first deadline; when it runs it forfeits the match on time if the turn's
-  deadline passed, and otherwise sends itself again, due at the current deadline. So a
-  match has one pending task, however many moves it has, and no message is sent per
-  move.
+  deadline passed, and otherwise sends itself again, due at the current deadline (or in
+  ``DEADLINE_WATCH_MAX_WAIT`` at the most). So a match has one pending task, however
+  many moves it has, and no message is sent per move.
 - ``sweep_overdue_matches``, run by Celery beat every few seconds: forfeits every active
   match whose deadline passed, for the watches that were lost (a broker flushed, a
   worker killed).
@@ -75,7 +75,7 @@ def enforce_move_deadline(self, match_id: int) -> bool:
     )
     if deadline is not None and not self.request.is_eager:
         countdown = max(0.0, (deadline - timezone.now()).total_seconds())
-        self.apply_async((match_id,), countdown=countdown + services.DEADLINE_GRACE)
+        services.deadline_watch_send(match_id, countdown + services.DEADLINE_GRACE)
     return False
 
 

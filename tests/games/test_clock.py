@@ -20,6 +20,7 @@ from games.models import Match
 from games.selectors import match_state
 from games.services import (
     DEADLINE_GRACE,
+    DEADLINE_WATCH_MAX_WAIT,
     match_deadline_enforce,
     match_move_submit,
     matches_overdue_forfeit,
@@ -38,7 +39,7 @@ def no_watch(monkeypatch):
     """Send no deadline watch at the start of a match: the test runs the clock itself."""
     from games import services
 
-    monkeypatch.setattr(services, "_send_deadline_watch", lambda match_id, countdown: None)
+    monkeypatch.setattr(services, "deadline_watch_send", lambda match_id, countdown: None)
 
 
 def later(match: Match, seconds: float):
@@ -201,6 +202,24 @@ def test_deadline_watch_run_by_a_worker_sends_itself_again_for_the_current_deadl
 
 
 @pytest.mark.django_db
+def test_deadline_watch_of_a_long_time_limit_looks_again_within_half_an_hour(
+    pair, monkeypatch
+):
+    # A broker gives a message held longer than its visibility timeout to another worker.
+    match = play_random_moves(start_match(pair, move_time_limit=24 * 3600), 2)
+    sent = []
+    monkeypatch.setattr(
+        tasks.enforce_move_deadline,
+        "apply_async",
+        lambda args, countdown: sent.append((args, countdown)),
+    )
+
+    assert tasks.enforce_move_deadline.run(match.pk) is False
+    assert sent == [((match.pk,), DEADLINE_WATCH_MAX_WAIT)]
+    assert DEADLINE_WATCH_MAX_WAIT < 3600
+
+
+@pytest.mark.django_db
 def test_deadline_watch_run_eagerly_checks_once_and_stops(pair, monkeypatch, celery_eager):
     match = start_match(pair, move_time_limit=30)
     sent = []
@@ -276,7 +295,7 @@ def test_worker_forfeits_a_match_whose_seat_let_its_time_run_out(pair, monkeypat
     queue = f"test-clock-{uuid.uuid4().hex}"
     monkeypatch.setattr(
         services,
-        "_send_deadline_watch",
+        "deadline_watch_send",
         lambda match_id, countdown: tasks.enforce_move_deadline.apply_async(
             (match_id,), countdown=countdown, queue=queue
         ),
