@@ -35,6 +35,10 @@ from games.models import Match
 
 logger = logging.getLogger(__name__)
 
+# Seconds after which the deadline watch looks again at an overdue turn it handed to the
+# bot driver (the sweep, every 10 s, does the same).
+ARENA_TURN_RECHECK = 10.0
+
 
 @shared_task(ignore_result=True)
 def match_turn_started(match_id: int, ply: int) -> None:
@@ -74,7 +78,12 @@ def enforce_move_deadline(self, match_id: int) -> bool:
         .first()
     )
     if deadline is not None and not self.request.is_eager:
-        countdown = max(0.0, (deadline - timezone.now()).total_seconds())
+        countdown = (deadline - timezone.now()).total_seconds()
+        if countdown <= 0:
+            # Past the deadline and not forfeited: a seat the arena plays, whose turn went
+            # to the bot driver again. Look again once a driver could have played it, not
+            # every second while a dead driver's claim runs out.
+            countdown = ARENA_TURN_RECHECK
         services.deadline_watch_send(match_id, countdown + services.DEADLINE_GRACE)
     return False
 

@@ -464,6 +464,30 @@ def test_sweep_gives_an_overdue_built_in_turn_to_the_driver_instead_of_forfeitin
     assert_finished_by_the_rules(match)
 
 
+def test_deadline_watch_gives_an_overdue_built_in_turn_to_the_driver_and_looks_again_later(
+    user, builtin, monkeypatch, django_capture_on_commit_callbacks
+):
+    from games import tasks as match_tasks
+    from games.services import DEADLINE_GRACE
+
+    match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
+    overdue(match)
+    watches = []
+    monkeypatch.setattr(
+        match_tasks.enforce_move_deadline,
+        "apply_async",
+        lambda args, countdown: watches.append((args, countdown)),
+    )
+
+    with django_capture_on_commit_callbacks() as notices:
+        assert match_tasks.enforce_move_deadline.run(match.pk) is False
+
+    assert len(notices) == 1  # the turn, handed to a driver once the check commits
+    assert watches == [((match.pk,), match_tasks.ARENA_TURN_RECHECK + DEADLINE_GRACE)]
+    match.refresh_from_db()
+    assert (match.status, match.ply) == (Match.Status.ACTIVE, 0)
+
+
 def test_sweep_leaves_an_overdue_http_bot_turn_to_the_driver_which_forfeits_it_unasked(
     user, builtin, http_bot, http_bot_record, celery_eager, django_capture_on_commit_callbacks
 ):
