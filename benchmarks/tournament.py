@@ -156,11 +156,11 @@ def celery_run(bots, options, workers: int) -> float:
 
 
 def inline_run(bots, options) -> float:
-    from cardserver.celery import settings_override
+    from cardserver.celery import eager_tasks
     from tournaments.services import tournament_play_inline
 
     tournament = create(bots, options)
-    with settings_override(task_always_eager=True):
+    with eager_tasks():
         started = time.perf_counter()
         tournament_play_inline(tournament_id=tournament.pk)
         elapsed = time.perf_counter() - started

@@ -38,31 +38,25 @@ def cookieless_api_request(request: HttpRequest) -> bool:
     return not request.META.get("HTTP_COOKIE") and request.path.startswith(API_PREFIX)
 
 
-class SessionMiddleware(sessions_middleware.SessionMiddleware):
+class _PassOverCookielessApi:
+    """Call the next layer directly for an API request without a cookie."""
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if cookieless_api_request(request):
+            return self.get_response(request)
+        return super().__call__(request)
+
+
+class SessionMiddleware(_PassOverCookielessApi, sessions_middleware.SessionMiddleware):
     """Django's, except for API requests without a cookie (no session to load or save)."""
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        if cookieless_api_request(request):
-            return self.get_response(request)
-        return super().__call__(request)
 
-
-class AuthenticationMiddleware(auth_middleware.AuthenticationMiddleware):
+class AuthenticationMiddleware(_PassOverCookielessApi, auth_middleware.AuthenticationMiddleware):
     """Django's, except for API requests without a cookie: DRF authenticates those."""
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        if cookieless_api_request(request):
-            return self.get_response(request)
-        return super().__call__(request)
 
-
-class MessageMiddleware(messages_middleware.MessageMiddleware):
+class MessageMiddleware(_PassOverCookielessApi, messages_middleware.MessageMiddleware):
     """Django's, except for API requests without a cookie (no messages to show them)."""
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        if cookieless_api_request(request):
-            return self.get_response(request)
-        return super().__call__(request)
 
 
 class MatchContextMiddleware:

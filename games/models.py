@@ -98,6 +98,11 @@ class Match(models.Model):
     def __str__(self) -> str:
         return f"#{self.pk} {self.game} {self.players}p {self.status}"
 
+    @property
+    def arena_to_move(self) -> bool:
+        """Whether the seat to move is one the arena plays (an HTTP or built-in bot)."""
+        return self.to_move is not None and bool(self.arena_seats >> self.to_move & 1)
+
 
 class Seat(models.Model):
     """A place at a match's table, held by exactly one user or bot (none while open)."""

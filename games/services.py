@@ -609,7 +609,7 @@ def match_deadline_enforce(
             return False
         if now < match.deadline_at:
             return False
-        if not by_driver and match.arena_seats >> match.to_move & 1:
+        if not by_driver and match.arena_to_move:
             _on_commit_turn_started(match)
             return False
         _forfeit(match, match.to_move, "timeout", _timeout_detail(match, match.to_move), now)
@@ -685,7 +685,7 @@ def _on_commit_turn_started(match: Match) -> None:
     A seat held by a person or a client bot needs nothing: its player reads the match
     (or long-polls) and the deadline watch enforces the clock.
     """
-    if match.to_move is None or not match.arena_seats >> match.to_move & 1:
+    if not match.arena_to_move:
         return
     match_id, ply = match.pk, match.ply
     transaction.on_commit(lambda: _send_turn_started(match_id, ply))

@@ -47,11 +47,12 @@ def match_turn_started(match_id: int, ply: int) -> None:
     Sent after a commit that gives the turn to an HTTP or built-in bot (and when a match
     starts with one to move). Returns at once if the match moved on or ended.
     """
-    match = Match.objects.filter(pk=match_id).values("status", "ply", "to_move", "arena_seats")
-    match = match.first()
-    if match is None or match["status"] != Match.Status.ACTIVE or match["ply"] != ply:
+    match = (
+        Match.objects.filter(pk=match_id).only("status", "ply", "to_move", "arena_seats").first()
+    )
+    if match is None or match.status != Match.Status.ACTIVE or match.ply != ply:
         return
-    if match["to_move"] is None or not match["arena_seats"] >> match["to_move"] & 1:
+    if not match.arena_to_move:
         return
     try:
         from bots.services import bot_turns_play
