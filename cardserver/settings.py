@@ -323,6 +323,17 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "polling_interval": 0.25,
     }
 
+# The longest a match-playing task may run: a soft limit, and the hard one a minute later
+# (tournaments/tasks.py). A match of built-in players takes well under a minute; HTTP bots
+# are bounded by their time limit per move. The hard limit only stops a runaway.
+MATCH_TASK_TIME_LIMIT = 3600
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://", "redis+socket://")):
+    # Redis gives a message that a worker has held unacknowledged for longer than the
+    # visibility timeout (an hour by default) to another worker as well. Tasks are
+    # acknowledged after they run, so the timeout must outlast the longest task, or a
+    # match running past it would be started a second time and cost an attempt.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * MATCH_TASK_TIME_LIMIT}
+
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "").strip() or None
 CELERY_TASK_ALWAYS_EAGER = _env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # The queue tasks go to and workers read. Tests and benchmarks that start workers on a

@@ -51,8 +51,9 @@ MAX_MOVE_TIME_LIMIT = 24 * 3600.0
 DEADLINE_GRACE = 1.0
 # The longest a deadline watch waits before it looks again. A Redis broker gives a
 # message that a worker has held unacknowledged for longer than its visibility timeout
-# (an hour by default) to another worker as well, and a watch due in a day, held all
-# that time, would be duplicated every hour, each copy sending itself again.
+# (two hours here, cardserver/settings.py) to another worker as well, and a watch due in
+# a day, held all that time, would be duplicated every time, each copy sending itself
+# again.
 DEADLINE_WATCH_MAX_WAIT = 1800.0
 # Bots of these kinds are played by the arena itself; client bots call the API.
 ARENA_PLAYED_BOT_KINDS = ("http", "builtin")

@@ -9,13 +9,12 @@ and rejected (so re-queued) when their worker process dies; the attempt counter 
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
 from tournaments import services
 from tournaments.models import POOLS
 
-# A match of built-in players takes well under a minute; HTTP bots are bounded by their
-# time limit per move. The hard limit only stops a runaway.
-MATCH_TIME_LIMIT = 3600
+MATCH_TIME_LIMIT = settings.MATCH_TASK_TIME_LIMIT
 
 
 @shared_task(
