@@ -354,6 +354,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # cardserver/celery.py runs Django's close_old_connections() before and after each task.
 CELERY_DB_REUSE_MAX = 1_000_000
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# When the broker connection drops, the tasks a worker is running go on to their end (the
+# match is played and recorded now) rather than being cancelled to run again later from
+# the redelivered message; that copy finds the work done. Celery 6 means to make
+# cancelling the default, so the choice is written here.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # A message sent while the broker restarts is retried for about 7 s before the send
 # fails (Celery's default gives up after 0.6 s), so that a short broker outage does not
 # lose the next round of a tournament that a worker sends after a commit.
