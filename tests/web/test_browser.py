@@ -183,16 +183,48 @@ def play_durak_deal(tab) -> None:
     raise AssertionError("the deal did not end in 400 moves")
 
 
-def test_play_a_two_player_durak_deal_against_random(page, phone, user_factory, live_server):
+def play_volynshchik_deal(tab) -> int:
+    """Play the signed-in person's seat to the end, declaring whenever that is offered,
+    else the first card offered, else taking; return how often the seat declared."""
+    table = tab.page.locator("#table")
+    declared = 0
+    for _ in range(600):
+        tab.page.wait_for_selector("#table[data-state='your-turn'], #table[data-state='finished']")
+        if table.get_attribute("data-state") == "finished":
+            return declared
+        ply = table.get_attribute("data-ply")
+        declare = tab.page.locator("#buttons button:has-text('Declare')")
+        playable = tab.page.locator("#my-hand button.card.playable")
+        if declare.count():
+            declare.click()
+            declared += 1
+        elif playable.count():
+            playable.first.click()
+        else:
+            tab.page.click("#buttons button:has-text('Take')")
+        tab.page.wait_for_function(
+            "ply => { const t = document.getElementById('table');"
+            " return t.dataset.ply !== ply || t.dataset.state === 'finished'; }",
+            arg=ply,
+        )
+    raise AssertionError("the deal did not end in 600 moves")
+
+
+def sign_in_to_play(tab, user_factory) -> None:
+    """Sign a new person in through the login form and land on the play lobby."""
     from bots.services import builtin_bots_ensure
 
     builtin_bots_ensure()
     user_factory(username="player", password="play-it-safe-42")
-    page.open("/accounts/login/?next=/play/")
-    page.page.fill("#id_username", "player")
-    page.page.fill("#id_password", "play-it-safe-42")
-    page.page.click("#login-form button[type=submit]")
-    page.page.wait_for_url(re.compile(r".*/play/$"))
+    tab.open("/accounts/login/?next=/play/")
+    tab.page.fill("#id_username", "player")
+    tab.page.fill("#id_password", "play-it-safe-42")
+    tab.page.click("#login-form button[type=submit]")
+    tab.page.wait_for_url(re.compile(r".*/play/$"))
+
+
+def test_play_a_two_player_durak_deal_against_random(page, phone, user_factory, live_server):
+    sign_in_to_play(page, user_factory)
     page.screenshot("play-lobby")
 
     assert page.page.input_value("#players") == "2"
@@ -229,6 +261,29 @@ def test_play_a_two_player_durak_deal_against_random(page, phone, user_factory, 
     phone.open(f"/matches/{match.pk}/?ply={match.ply}")
     phone.page.wait_for_selector("#result:not([hidden])")
     phone.screenshot("play-replay-phone")
+
+
+def test_play_a_three_player_volynshchik_deal_against_random(page, user_factory, live_server):
+    sign_in_to_play(page, user_factory)
+    page.page.check("input[name=game][value=volynshchik]")
+    page.page.select_option("#players", "3")
+    assert page.page.input_value("select[name=seat2]") == "bot:random"
+    page.page.click("#start-match")
+    page.page.wait_for_url(re.compile(r".*/play/\d+/$"))
+    match = Match.objects.get(seats__user__username="player")
+    assert (match.game, match.players) == ("volynshchik", 3)
+    page.page.wait_for_selector("#table[data-state]")
+    page.screenshot("play-volynshchik-start")
+
+    play_volynshchik_deal(page)
+
+    match.refresh_from_db()
+    assert match.status == Match.Status.FINISHED
+    assert match.result == engine_result(match)
+    assert page.page.locator("#result").get_attribute("data-loser") == (
+        "" if match.loser is None else str(match.loser)
+    )
+    page.screenshot("play-volynshchik-end")
 
 
 def test_spectators_follow_a_match_in_play_without_seeing_hands(page, user_factory):
