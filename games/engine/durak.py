@@ -10,7 +10,7 @@ from typing import Any
 
 from . import cards as C
 from .base import OVER, DealGame, DealState, check_cards_once, neighbour_table, only_keys
-from .cards import CARD_NAMES, HIGHER, SUIT_MASKS, names, parse_card
+from .cards import CARD_INDEX, CARD_NAMES, HIGHER, SUIT_MASKS, names, parse_card
 from .errors import IllegalMove, InvalidMove
 
 ATTACK, DEFEND = 0, 1
@@ -234,27 +234,29 @@ class DurakState(DealState):
         if not isinstance(move, dict):
             raise InvalidMove("invalid move: a move is a JSON object with a 'type'")
         kind = move.get("type")
+        # The move's form first: a malformed move is InvalidMove whatever the position.
+        if kind == "attack":
+            only_keys(move, ("type", "cards"))
+            attack = _read_attack(move.get("cards"))
+        elif kind == "beat":
+            only_keys(move, ("type", "covers"))
+            covers = _read_covers(move.get("covers"))
+        elif kind == "take":
+            only_keys(move, ("type",))
+        else:
+            raise InvalidMove(
+                f"invalid move: unknown move type {kind!r}; Durak moves are attack, beat and take"
+            )
         phase = self._phase
         if phase == OVER:
             raise IllegalMove("illegal move: the deal is over")
+        if phase != (ATTACK if kind == "attack" else DEFEND):
+            raise self._wrong_phase(kind)
         if kind == "attack":
-            if phase != ATTACK:
-                raise self._wrong_phase(kind)
-            only_keys(move, ("type", "cards"))
-            return self._attack(self._attack_mask(move.get("cards")))
+            return self._attack(self._attack_mask(attack))
         if kind == "beat":
-            if phase != DEFEND:
-                raise self._wrong_phase(kind)
-            only_keys(move, ("type", "covers"))
-            return self._beat(self._cover_pairs(move.get("covers")))
-        if kind == "take":
-            if phase != DEFEND:
-                raise self._wrong_phase(kind)
-            only_keys(move, ("type",))
-            return self._take()
-        raise InvalidMove(
-            f"invalid move: unknown move type {kind!r}; Durak moves are attack, beat and take"
-        )
+            return self._beat(self._cover_pairs(covers))
+        return self._take()
 
     def _wrong_phase(self, kind: str) -> IllegalMove:
         if self._phase == ATTACK:
@@ -267,17 +269,13 @@ class DurakState(DealState):
             "attack card or taking them all (Durak rule 5)"
         )
 
-    def _attack_mask(self, cards: Any) -> int:
-        if not isinstance(cards, list):
-            raise InvalidMove("invalid move: an attack needs 'cards', a list of cards")
+    def _attack_mask(self, cards: list[str]) -> int:
+        """Check an attack of well-formed cards and return them as a mask."""
         if not cards:
             raise IllegalMove("illegal move: an attack is never empty (Durak rule 4)")
         mask = 0
         for name in cards:
-            bit = 1 << parse_card(name)
-            if mask & bit:
-                raise InvalidMove(f"invalid move: {name} is listed twice")
-            mask |= bit
+            mask |= 1 << CARD_INDEX[name]
         hand = self._hands[self._attacker]
         if mask & ~hand:
             raise IllegalMove(
@@ -296,23 +294,15 @@ class DurakState(DealState):
             )
         return mask
 
-    def _cover_pairs(self, covers: Any) -> list[tuple[int, int]]:
-        """Check a beat and return its (attack card, covering card) pairs."""
-        if not isinstance(covers, list) or not covers:
-            raise InvalidMove(
-                "invalid move: a beat needs 'covers', a list of [attack card, covering card]"
-            )
+    def _cover_pairs(self, covers: list[list[str]]) -> list[tuple[int, int]]:
+        """Check a beat of well-formed pairs; return its (attack card, covering card) pairs."""
         beaters = self._g._beaters[self._trump]
         hand = self._hands[self._defender]
         covered = 0
         covering = 0
         pairs = []
         for pair in covers:
-            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise InvalidMove(
-                    "invalid move: each cover is a pair [attack card, covering card]"
-                )
-            a, b = parse_card(pair[0]), parse_card(pair[1])
+            a, b = CARD_INDEX[pair[0]], CARD_INDEX[pair[1]]
             if not self._table >> a & 1:
                 raise IllegalMove(f"illegal move: {pair[0]} is not an attack card on the table")
             if covered >> a & 1:
@@ -545,6 +535,35 @@ def _assignments(attack: list[int], hand: int, beaters: tuple[int, ...]):
         for tail in _assignments(rest, hand ^ low, beaters):
             yield (b, *tail)
         options ^= low
+
+
+def _read_attack(cards: Any) -> list[str]:
+    """Return the cards of an attack; raise InvalidMove unless they are a list of cards,
+    each listed once."""
+    if not isinstance(cards, list):
+        raise InvalidMove("invalid move: an attack needs 'cards', a list of cards")
+    seen = 0
+    for name in cards:
+        bit = 1 << parse_card(name)
+        if seen & bit:
+            raise InvalidMove(f"invalid move: {name} is listed twice")
+        seen |= bit
+    return cards
+
+
+def _read_covers(covers: Any) -> list[list[str]]:
+    """Return the pairs of a beat; raise InvalidMove unless they are a non-empty list of
+    [attack card, covering card]."""
+    if not isinstance(covers, list) or not covers:
+        raise InvalidMove(
+            "invalid move: a beat needs 'covers', a list of [attack card, covering card]"
+        )
+    for pair in covers:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise InvalidMove("invalid move: each cover is a pair [attack card, covering card]")
+        parse_card(pair[0])
+        parse_card(pair[1])
+    return covers
 
 
 def _why_not_cover(a: int, b: int, trump: int) -> str:

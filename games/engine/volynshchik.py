@@ -186,12 +186,21 @@ class VolynshchikState(DealState):
         if not isinstance(move, dict):
             raise InvalidMove("invalid move: a move is a JSON object with a 'type'")
         kind = move.get("type")
+        # The move's form first: a malformed move is InvalidMove whatever the position.
+        if kind in ("lead", "cover"):
+            only_keys(move, ("type", "card"))
+            card = parse_card(move.get("card"))
+        elif kind in ("take", "declare"):
+            only_keys(move, ("type",))
+        else:
+            raise InvalidMove(
+                f"invalid move: unknown move type {kind!r}; Volynshchik moves are lead, cover, "
+                "take and declare"
+            )
         phase = self._phase
         if phase == OVER:
             raise IllegalMove("illegal move: the deal is over")
         if kind == "lead":
-            only_keys(move, ("type", "card"))
-            card = parse_card(move.get("card"))
             if phase != LEAD:
                 raise IllegalMove(
                     f"illegal move: seat {self._to_move} faces {CARD_NAMES[self._pile[-1]]} and "
@@ -200,42 +209,34 @@ class VolynshchikState(DealState):
                 )
             self._check_holds(card)
             return self._lead(card)
-        if kind in ("cover", "take", "declare"):
-            if phase != RESPOND:
-                raise IllegalMove(
-                    f"illegal move: {kind} while seat {self._to_move} must lead a card "
-                    + ("onto an empty table (Volynshchik rule 5)" if not self._pile else
-                       "onto the pile after covering, his own move (Volynshchik rule 5)")
-                )
-            if kind == "cover":
-                only_keys(move, ("type", "card"))
-                card = parse_card(move.get("card"))
-                self._check_holds(card)
-                covers, _natural = self._covers()
-                if not covers >> card & 1:
-                    raise IllegalMove(f"illegal move: {self._why_not_cover(card)}")
-                return self._cover(card)
-            only_keys(move, ("type",))
-            _covers, natural = self._covers()
-            top = CARD_NAMES[self._pile[-1]]
-            if natural:
-                raise IllegalMove(
-                    f"illegal move: seat {self._to_move} holds "
-                    f"{' '.join(names(natural))}, higher in {top}'s suit, and must cover "
-                    f"{top} (Volynshchik rule 5)"
-                )
-            if kind == "take":
-                return self._take()
-            if self._declared >> self._to_move & 1:
-                raise IllegalMove(
-                    "illegal move: a player declares his trump only once per deal "
-                    "(Volynshchik rule 3)"
-                )
-            return self._declare()
-        raise InvalidMove(
-            f"invalid move: unknown move type {kind!r}; Volynshchik moves are lead, cover, "
-            "take and declare"
-        )
+        if phase != RESPOND:
+            raise IllegalMove(
+                f"illegal move: {kind} while seat {self._to_move} must lead a card "
+                + ("onto an empty table (Volynshchik rule 5)" if not self._pile else
+                   "onto the pile after covering, his own move (Volynshchik rule 5)")
+            )
+        if kind == "cover":
+            self._check_holds(card)
+            covers, _natural = self._covers()
+            if not covers >> card & 1:
+                raise IllegalMove(f"illegal move: {self._why_not_cover(card)}")
+            return self._cover(card)
+        _covers, natural = self._covers()
+        top = CARD_NAMES[self._pile[-1]]
+        if natural:
+            raise IllegalMove(
+                f"illegal move: seat {self._to_move} holds "
+                f"{' '.join(names(natural))}, higher in {top}'s suit, and must cover "
+                f"{top} (Volynshchik rule 5)"
+            )
+        if kind == "take":
+            return self._take()
+        if self._declared >> self._to_move & 1:
+            raise IllegalMove(
+                "illegal move: a player declares his trump only once per deal "
+                "(Volynshchik rule 3)"
+            )
+        return self._declare()
 
     def _check_holds(self, card: int) -> None:
         if not self._hands[self._to_move] >> card & 1:

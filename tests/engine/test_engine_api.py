@@ -85,14 +85,43 @@ def test_play_returns_a_new_state_and_leaves_the_old_one_unchanged(name):
     assert after.ply == state.ply + 1
 
 
+def positions_by_phase(name: str) -> dict:
+    """The first position of each phase of a random 2-player deal, and its end."""
+    state = load_game(name, players=2).deal(seed=7, dealer=0)
+    positions = {}
+    rng = random.Random(7)
+    while not state.is_over:
+        positions.setdefault(state.phase, state)
+        state = state.play(rng.choice(state.legal_moves()))
+    positions["over"] = state
+    return positions
+
+
+@pytest.mark.parametrize("phase", ["attack", "defend", "over"])
 @pytest.mark.parametrize(
     "move",
     [None, [], "take", {"cards": ["6S"]}, {"type": "pass"}, {"type": "attack", "cards": "6S"},
      {"type": "attack", "cards": ["6X"]}, {"type": "attack", "cards": [6]},
-     {"type": "attack", "cards": ["6S", "6S"]}],
+     {"type": "attack", "cards": ["6S", "6S"]}, {"type": "attack"},
+     {"type": "attack", "cards": ["6S"], "x": 1}, {"type": "take", "x": 1},
+     {"type": "beat", "covers": []}, {"type": "beat", "covers": [["6S"]]},
+     {"type": "beat", "covers": [["6S", "ZZ"]]}, {"type": "beat", "covers": "6S"}],
 )
-def test_an_unreadable_durak_move_is_an_invalid_move(move):
-    state = load_game("durak", players=2).deal(seed=7, dealer=0)
+def test_an_unreadable_durak_move_is_an_invalid_move_in_every_phase(phase, move):
+    state = positions_by_phase("durak")[phase]
+    with pytest.raises(InvalidMove):
+        state.play(move)
+
+
+@pytest.mark.parametrize("phase", ["lead", "respond", "over"])
+@pytest.mark.parametrize(
+    "move",
+    [{"type": "take", "card": "7S"}, {"type": "declare", "x": 1}, {"type": "cover"},
+     {"type": "cover", "card": "ZZ"}, {"type": "lead"}, {"type": "lead", "card": "7S", "x": 1},
+     {"type": "pass"}],
+)
+def test_an_unreadable_volynshchik_move_is_an_invalid_move_in_every_phase(phase, move):
+    state = positions_by_phase("volynshchik")[phase]
     with pytest.raises(InvalidMove):
         state.play(move)
 
