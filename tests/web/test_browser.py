@@ -152,6 +152,15 @@ def test_volynshchik_replay_draws_the_pile_and_reserves(page, live_demo):
     page.screenshot("replay-volynshchik")
 
 
+def wait_for_the_move(tab, ply: str) -> None:
+    """Wait until the table shows a ply after ``ply``, or the end of the match."""
+    tab.page.wait_for_function(
+        "ply => { const t = document.getElementById('table');"
+        " return t.dataset.ply !== ply || t.dataset.state === 'finished'; }",
+        arg=ply,
+    )
+
+
 def play_durak_deal(tab) -> None:
     """Play the signed-in person's seat to the end: always the first card offered."""
     table = tab.page.locator("#table")
@@ -175,11 +184,7 @@ def play_durak_deal(tab) -> None:
         else:
             tab.page.locator("#my-hand button.card.playable").first.click()
             tab.page.click("#buttons button:has-text('Attack')")
-        tab.page.wait_for_function(
-            "ply => { const t = document.getElementById('table');"
-            " return t.dataset.ply !== ply || t.dataset.state === 'finished'; }",
-            arg=ply,
-        )
+        wait_for_the_move(tab, ply)
     raise AssertionError("the deal did not end in 400 moves")
 
 
@@ -202,11 +207,7 @@ def play_volynshchik_deal(tab) -> int:
             playable.first.click()
         else:
             tab.page.click("#buttons button:has-text('Take')")
-        tab.page.wait_for_function(
-            "ply => { const t = document.getElementById('table');"
-            " return t.dataset.ply !== ply || t.dataset.state === 'finished'; }",
-            arg=ply,
-        )
+        wait_for_the_move(tab, ply)
     raise AssertionError("the deal did not end in 600 moves")
 
 
