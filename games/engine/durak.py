@@ -552,9 +552,9 @@ def _read_attack(cards: Any) -> list[str]:
 
 
 def _read_covers(covers: Any) -> list[list[str]]:
-    """Return the pairs of a beat; raise InvalidMove unless they are a non-empty list of
+    """Return the pairs of a beat; raise InvalidMove unless they are a list of
     [attack card, covering card]."""
-    if not isinstance(covers, list) or not covers:
+    if not isinstance(covers, list):
         raise InvalidMove(
             "invalid move: a beat needs 'covers', a list of [attack card, covering card]"
         )

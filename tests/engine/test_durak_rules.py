@@ -11,7 +11,7 @@ from itertools import combinations, permutations
 
 import pytest
 
-from games.engine import IllegalMove, load_game
+from games.engine import IllegalMove, InvalidMove, load_game
 
 RANKS = "6789TJQKA"
 SUITS = "SHDC"
@@ -411,8 +411,9 @@ def test_rule5_no_partial_defence():
         if move["type"] == "beat":
             assert sorted(a for a, _ in move["covers"]) == sorted(["7S", "7H", "7D", "7C"])
     for bad in (beat("7S-8S"), beat("7S-8S", "7H-8H", "7D-8D"), beat()):
-        with pytest.raises(IllegalMove):
+        with pytest.raises(IllegalMove, match=r"no partial defence.*\(Durak rule 5\)") as raised:
             state.play(bad)
+        assert not isinstance(raised.value, InvalidMove)  # well-formed, against a rule
 
 
 def test_rule5_each_covering_card_covers_exactly_one_attack_card():

@@ -104,7 +104,7 @@ def positions_by_phase(name: str) -> dict:
      {"type": "attack", "cards": ["6X"]}, {"type": "attack", "cards": [6]},
      {"type": "attack", "cards": ["6S", "6S"]}, {"type": "attack"},
      {"type": "attack", "cards": ["6S"], "x": 1}, {"type": "take", "x": 1},
-     {"type": "beat", "covers": []}, {"type": "beat", "covers": [["6S"]]},
+     {"type": "beat", "covers": {}}, {"type": "beat", "covers": [["6S"]]},
      {"type": "beat", "covers": [["6S", "ZZ"]]}, {"type": "beat", "covers": "6S"}],
 )
 def test_an_unreadable_durak_move_is_an_invalid_move_in_every_phase(phase, move):
