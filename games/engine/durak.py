@@ -10,7 +10,7 @@ from typing import Any
 
 from . import cards as C
 from .base import OVER, DealGame, DealState, check_cards_once, neighbour_table, only_keys
-from .cards import CARD_INDEX, CARD_NAMES, HIGHER, SUIT_MASKS, names, parse_card
+from .cards import CARD_NAMES, HIGHER, SUIT_MASKS, names, parse_card
 from .errors import IllegalMove, InvalidMove
 
 ATTACK, DEFEND = 0, 1
@@ -237,7 +237,8 @@ class DurakState(DealState):
         # The move's form first: a malformed move is InvalidMove whatever the position.
         if kind == "attack":
             only_keys(move, ("type", "cards"))
-            attack = _read_attack(move.get("cards"))
+            cards = move.get("cards")
+            attack = _read_attack(cards)
         elif kind == "beat":
             only_keys(move, ("type", "covers"))
             covers = _read_covers(move.get("covers"))
@@ -253,7 +254,7 @@ class DurakState(DealState):
         if phase != (ATTACK if kind == "attack" else DEFEND):
             raise self._wrong_phase(kind)
         if kind == "attack":
-            return self._attack(self._attack_mask(attack))
+            return self._attack(self._attack_checked(cards, attack))
         if kind == "beat":
             return self._beat(self._cover_pairs(covers))
         return self._take()
@@ -269,13 +270,10 @@ class DurakState(DealState):
             "attack card or taking them all (Durak rule 5)"
         )
 
-    def _attack_mask(self, cards: list[str]) -> int:
-        """Check an attack of well-formed cards and return them as a mask."""
+    def _attack_checked(self, cards: list[str], mask: int) -> int:
+        """Check an attack of well-formed ``cards`` (``mask``, as read) and return the mask."""
         if not cards:
             raise IllegalMove("illegal move: an attack is never empty (Durak rule 4)")
-        mask = 0
-        for name in cards:
-            mask |= 1 << CARD_INDEX[name]
         hand = self._hands[self._attacker]
         if mask & ~hand:
             raise IllegalMove(
@@ -294,42 +292,43 @@ class DurakState(DealState):
             )
         return mask
 
-    def _cover_pairs(self, covers: list[list[str]]) -> list[tuple[int, int]]:
-        """Check a beat of well-formed pairs; return its (attack card, covering card) pairs."""
+    def _cover_pairs(self, covers: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Check a beat of well-formed pairs (a list of its own, as read); return them sorted."""
         beaters = self._g._beaters[self._trump]
         hand = self._hands[self._defender]
         covered = 0
         covering = 0
-        pairs = []
-        for pair in covers:
-            a, b = CARD_INDEX[pair[0]], CARD_INDEX[pair[1]]
+        for a, b in covers:
             if not self._table >> a & 1:
-                raise IllegalMove(f"illegal move: {pair[0]} is not an attack card on the table")
+                raise IllegalMove(
+                    f"illegal move: {CARD_NAMES[a]} is not an attack card on the table"
+                )
             if covered >> a & 1:
                 raise IllegalMove(
-                    f"illegal move: {pair[0]} is covered twice; each covering card covers "
+                    f"illegal move: {CARD_NAMES[a]} is covered twice; each covering card covers "
                     "exactly one attack card (Durak rule 5)"
                 )
             if covering >> b & 1:
                 raise IllegalMove(
-                    f"illegal move: {pair[1]} covers two cards; each covering card covers "
+                    f"illegal move: {CARD_NAMES[b]} covers two cards; each covering card covers "
                     "exactly one attack card (Durak rule 5)"
                 )
             if not hand >> b & 1:
-                raise IllegalMove(f"illegal move: seat {self._defender} does not hold {pair[1]}")
+                raise IllegalMove(
+                    f"illegal move: seat {self._defender} does not hold {CARD_NAMES[b]}"
+                )
             if not beaters[a] >> b & 1:
                 raise IllegalMove(f"illegal move: {_why_not_cover(a, b, self._trump)}")
             covered |= 1 << a
             covering |= 1 << b
-            pairs.append((a, b))
         if covered != self._table:
             raise IllegalMove(
                 "illegal move: no partial defence; beat every attack card "
                 f"({' '.join(names(self._table & ~covered))} left uncovered) or take them "
                 "all (Durak rule 5)"
             )
-        pairs.sort()
-        return pairs
+        covers.sort()
+        return covers
 
     def _attack(self, mask: int) -> DurakState:
         s = self._child()
@@ -537,33 +536,33 @@ def _assignments(attack: list[int], hand: int, beaters: tuple[int, ...]):
         options ^= low
 
 
-def _read_attack(cards: Any) -> list[str]:
-    """Return the cards of an attack; raise InvalidMove unless they are a list of cards,
-    each listed once."""
+def _read_attack(cards: Any) -> int:
+    """Return the cards of an attack as a mask; raise InvalidMove unless they are a list
+    of cards, each listed once."""
     if not isinstance(cards, list):
         raise InvalidMove("invalid move: an attack needs 'cards', a list of cards")
-    seen = 0
+    mask = 0
     for name in cards:
         bit = 1 << parse_card(name)
-        if seen & bit:
+        if mask & bit:
             raise InvalidMove(f"invalid move: {name} is listed twice")
-        seen |= bit
-    return cards
+        mask |= bit
+    return mask
 
 
-def _read_covers(covers: Any) -> list[list[str]]:
+def _read_covers(covers: Any) -> list[tuple[int, int]]:
     """Return the pairs of a beat; raise InvalidMove unless they are a list of
     [attack card, covering card]."""
     if not isinstance(covers, list):
         raise InvalidMove(
             "invalid move: a beat needs 'covers', a list of [attack card, covering card]"
         )
+    pairs = []
     for pair in covers:
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             raise InvalidMove("invalid move: each cover is a pair [attack card, covering card]")
-        parse_card(pair[0])
-        parse_card(pair[1])
-    return covers
+        pairs.append((parse_card(pair[0]), parse_card(pair[1])))
+    return pairs
 
 
 def _why_not_cover(a: int, b: int, trump: int) -> str:
