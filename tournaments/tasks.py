@@ -14,15 +14,13 @@ from django.conf import settings
 from tournaments import services
 from tournaments.models import POOLS
 
-MATCH_TIME_LIMIT = settings.MATCH_TASK_TIME_LIMIT
-
 
 @shared_task(
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
-    soft_time_limit=MATCH_TIME_LIMIT,
-    time_limit=MATCH_TIME_LIMIT + 60,
+    soft_time_limit=settings.MATCH_TASK_TIME_LIMIT,
+    time_limit=settings.MATCH_TASK_TIME_LIMIT + 60,
 )
 def play_tournament_match(tournament_match_id: int) -> str:
     """Play a tournament match to its end, record it and move the tournament on."""
@@ -33,8 +31,8 @@ def play_tournament_match(tournament_match_id: int) -> str:
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
-    soft_time_limit=MATCH_TIME_LIMIT,
-    time_limit=MATCH_TIME_LIMIT + 60,
+    soft_time_limit=settings.MATCH_TASK_TIME_LIMIT,
+    time_limit=settings.MATCH_TASK_TIME_LIMIT + 60,
 )
 def play_ladder_match(match_id: int) -> str:
     """Play a ladder match to its end and apply its rating."""

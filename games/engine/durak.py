@@ -237,8 +237,7 @@ class DurakState(DealState):
         # The move's form first: a malformed move is InvalidMove whatever the position.
         if kind == "attack":
             only_keys(move, ("type", "cards"))
-            cards = move.get("cards")
-            attack = _read_attack(cards)
+            attack = _read_attack(move.get("cards"))
         elif kind == "beat":
             only_keys(move, ("type", "covers"))
             covers = _read_covers(move.get("covers"))
@@ -254,7 +253,7 @@ class DurakState(DealState):
         if phase != (ATTACK if kind == "attack" else DEFEND):
             raise self._wrong_phase(kind)
         if kind == "attack":
-            return self._attack(self._attack_checked(cards, attack))
+            return self._attack(self._attack_checked(attack))
         if kind == "beat":
             return self._beat(self._cover_pairs(covers))
         return self._take()
@@ -270,9 +269,9 @@ class DurakState(DealState):
             "attack card or taking them all (Durak rule 5)"
         )
 
-    def _attack_checked(self, cards: list[str], mask: int) -> int:
-        """Check an attack of well-formed ``cards`` (``mask``, as read) and return the mask."""
-        if not cards:
+    def _attack_checked(self, mask: int) -> int:
+        """Check an attack of well-formed cards (a mask, as read) and return it."""
+        if not mask:
             raise IllegalMove("illegal move: an attack is never empty (Durak rule 4)")
         hand = self._hands[self._attacker]
         if mask & ~hand:
@@ -280,14 +279,14 @@ class DurakState(DealState):
                 f"illegal move: seat {self._attacker} does not hold "
                 f"{' '.join(names(mask & ~hand))}"
             )
-        if len(cards) > 1 and len({name[0] for name in cards}) > 1:
+        if mask & ~RANK_MASKS[((mask & -mask).bit_length() - 1) % 9]:
             raise IllegalMove(
                 "illegal move: several attack cards must all be of one rank (Durak rule 4)"
             )
-        limit = C.popcount(self._hands[self._defender])
-        if len(cards) > limit:
+        count, limit = C.popcount(mask), C.popcount(self._hands[self._defender])
+        if count > limit:
             raise IllegalMove(
-                f"illegal move: {len(cards)} attack cards but the defender holds only {limit}; "
+                f"illegal move: {count} attack cards but the defender holds only {limit}; "
                 "never attack with more cards than the defender holds (Durak rule 4)"
             )
         return mask

@@ -188,21 +188,19 @@ def play_durak_deal(tab) -> None:
     raise AssertionError("the deal did not end in 400 moves")
 
 
-def play_volynshchik_deal(tab) -> int:
+def play_volynshchik_deal(tab) -> None:
     """Play the signed-in person's seat to the end, declaring whenever that is offered,
-    else the first card offered, else taking; return how often the seat declared."""
+    else the first card offered, else taking."""
     table = tab.page.locator("#table")
-    declared = 0
     for _ in range(600):
         tab.page.wait_for_selector("#table[data-state='your-turn'], #table[data-state='finished']")
         if table.get_attribute("data-state") == "finished":
-            return declared
+            return
         ply = table.get_attribute("data-ply")
         declare = tab.page.locator("#buttons button:has-text('Declare')")
         playable = tab.page.locator("#my-hand button.card.playable")
         if declare.count():
             declare.click()
-            declared += 1
         elif playable.count():
             playable.first.click()
         else:
