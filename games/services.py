@@ -37,6 +37,7 @@ from games.errors import (
     StalePly,
     TooManyOpenMatches,
 )
+from games.events import Change, match_changed_announce
 from games.fairness import decks_commitment, new_seed, seed_commitment
 from games.models import Match, Move, Seat
 from games.rows import match_row, match_update, move_insert
@@ -213,6 +214,8 @@ def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) 
         seat.save(update_fields=["user", "bot"])
         if len(open_seats) == 1:
             match_start(match=match)
+        else:
+            match_changed_announce(match, Change.JOINED)
     return seat
 
 
@@ -267,6 +270,7 @@ def _on_commit_started(match: Match, *, notify: bool) -> None:
         "match %s started: %s, %s players, %s to move",
         match_id, match.game, match.players, match.to_move, extra={"match_id": match_id},
     )
+    match_changed_announce(match, Change.STARTED, arena_to_move=notify and match.arena_to_move)
     if notify:
         transaction.on_commit(lambda: deadline_watch_send(match_id, first_deadline))
         _on_commit_turn_started(match)
@@ -284,6 +288,7 @@ def match_cancel(*, match_id: int, user) -> Match:
         match.finished_at = timezone.now()
         match.end_reason = "cancelled"
         match.save(update_fields=["status", "finished_at", "end_reason"])
+        match_changed_announce(match, Change.ABORTED)
     return match
 
 
@@ -491,6 +496,10 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
         match.to_move = state.to_move
         _open_turn(match, now)
     match_update(match, fields)
+    if state.is_over:
+        match_changed_announce(match, Change.FINISHED)
+    else:
+        match_changed_announce(match, Change.MOVED, arena_to_move=notify and match.arena_to_move)
     if notify and not state.is_over:
         _on_commit_turn_started(match)
     return logged
@@ -666,6 +675,7 @@ def _forfeit(match: Match, seat: int, code: str, detail: str, now: datetime) -> 
             "snapshot", "snapshot_ply",
         ]
     )  # fmt: skip
+    match_changed_announce(match, Change.FINISHED)
 
 
 def _timeout_detail(match: Match, seat: int) -> str:

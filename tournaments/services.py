@@ -28,6 +28,7 @@ from bots.models import Bot
 from games.engine import load_game
 from games.engine.cards import shuffled_deck
 from games.errors import MatchError
+from games.events import Change, match_changed_announce
 from games.models import Match, Seat
 from tournaments import elo
 from tournaments.bradley_terry import fit_ratings
@@ -459,9 +460,14 @@ def _matches_abort(match_ids: list[int], *, reason: str) -> None:
     """Abort unfinished game matches (no loser, no rating)."""
     if not match_ids:
         return
-    Match.objects.filter(
+    unfinished = Match.objects.filter(
         pk__in=match_ids, status__in=[Match.Status.WAITING, Match.Status.ACTIVE]
-    ).update(status=Match.Status.ABORTED, end_reason=reason, finished_at=timezone.now())
+    )
+    aborted = list(unfinished.only("pk", "ply", "to_move"))
+    unfinished.update(status=Match.Status.ABORTED, end_reason=reason, finished_at=timezone.now())
+    for match in aborted:
+        match.status = Match.Status.ABORTED
+        match_changed_announce(match, Change.ABORTED)
 
 
 def tournaments_watchdog(*, stale_after: float | None = None) -> list[int]:
