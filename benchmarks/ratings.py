@@ -81,7 +81,7 @@ def run(options) -> None:
         f"{time.perf_counter() - started:.1f} s ({connection.vendor})"
     )
 
-    from tournaments.services import ratings_fit, ratings_recompute
+    from tournaments.ratings import ratings_fit, ratings_recompute
 
     totals, recomputes, fits = [], [], []
     for _ in range(options.runs):

@@ -8,7 +8,7 @@ Ratings are kept per *pool* (``pool_of``): 2-, 3- and 4-player Durak and Volynsh
 four pools. ``RatedMatch`` is the ledger: one row per rated match whose result has been
 applied, numbered in the order they were applied; ``RatingChange`` holds each bot's
 rating before and after. Their unique constraints are what make applying a match happen
-at most once; ``tournaments.services.ratings_apply_match`` makes it happen at least once.
+at most once; ``tournaments.ratings.ratings_apply_match`` makes it happen at least once.
 """
 
 from __future__ import annotations

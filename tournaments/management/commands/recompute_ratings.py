@@ -13,7 +13,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from tournaments.models import POOLS
-from tournaments.services import ratings_fit, ratings_recompute
+from tournaments.ratings import ratings_fit, ratings_recompute
 
 
 class Command(BaseCommand):
