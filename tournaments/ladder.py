@@ -15,7 +15,8 @@ from django.db import IntegrityError, transaction
 from bots.models import Bot
 from games.models import Match, Seat
 from tournaments import elo
-from tournaments.models import LadderMatch, LadderPause, Rating, pool_of
+from tournaments.models import LadderMatch, LadderPause, Rating
+from tournaments.pools import pool_of
 from tournaments.ratings import ratings_apply_match
 from tournaments.services import after_commit, match_play_to_end, matches_abort
 

@@ -20,16 +20,8 @@ from bots.models import Bot
 from games.models import Match, Seat
 from tournaments import elo
 from tournaments.bradley_terry import fit_ratings
-from tournaments.models import (
-    POOLS,
-    FitEntry,
-    RatedMatch,
-    Rating,
-    RatingChange,
-    RatingFit,
-    RatingPool,
-    pool_of,
-)
+from tournaments.models import FitEntry, RatedMatch, Rating, RatingChange, RatingFit, RatingPool
+from tournaments.pools import POOLS, pool_game, pool_of
 
 
 def ratings_apply_match(*, match_id: int) -> RatedMatch | None:
@@ -75,17 +67,11 @@ def _pool_lock(key: str) -> RatingPool:
 
 def rated_matches_pending(pool: str) -> QuerySet[Match]:
     """Return the pool's finished rated matches whose result is not applied yet."""
-    game, players = _pool_game(pool)
+    game, players = pool_game(pool)
     matches = Match.objects.filter(
         game=game, rated=True, status=Match.Status.FINISHED, rating_applied=False
     )
     return matches if players is None else matches.filter(players=players)
-
-
-def _pool_game(pool: str) -> tuple[str, int | None]:
-    if pool.startswith("durak-"):
-        return "durak", int(pool.removeprefix("durak-").removesuffix("p"))
-    return pool, None
 
 
 def _rating_apply_one(pool: RatingPool, match: Match) -> RatedMatch:

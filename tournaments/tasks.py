@@ -12,7 +12,7 @@ from celery import shared_task
 from django.conf import settings
 
 from tournaments import ladder, ratings, services
-from tournaments.models import POOLS
+from tournaments.pools import POOLS
 
 
 @shared_task(

@@ -12,7 +12,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from tournaments.models import POOLS
+from tournaments.pools import POOLS
 from tournaments.ratings import ratings_fit, ratings_recompute
 
 
