@@ -7,8 +7,8 @@ an append-only log of moves; these functions are the only code that writes them.
 Every action that changes a match locks its row first (``SELECT ... FOR UPDATE`` on
 PostgreSQL; on SQLite the settings open every transaction with ``BEGIN IMMEDIATE``,
 which takes the database's write lock), so two requests never act on one match at once.
-After a commit that changes whose turn it is, ``games.tasks.match_turn_started`` is sent
-for the new ply: it schedules the deadline check and lets bots move.
+After a commit that changes a match, ``games.events`` announces it; ``bots`` hands a turn
+of a seat the arena drives to its bot driver.
 """
 
 from __future__ import annotations
@@ -56,8 +56,6 @@ DEADLINE_GRACE = 1.0
 # a day, held all that time, would be duplicated every time, each copy sending itself
 # again.
 DEADLINE_WATCH_MAX_WAIT = 1800.0
-# Bots of these kinds are played by the arena itself; client bots call the API.
-ARENA_PLAYED_BOT_KINDS = ("http", "builtin")
 
 Holder = dict[str, Any] | None
 
@@ -152,7 +150,7 @@ def match_create(
         arena_seats = [
             index
             for index, holder in enumerate(seats)
-            if "bot" in holder and holder["bot"].kind in ARENA_PLAYED_BOT_KINDS
+            if "bot" in holder and holder["bot"].played_by_arena
         ]
         _deal(match, timezone.now(), arena_seats)
     with transaction.atomic():
@@ -226,8 +224,13 @@ def match_start(*, match: Match, now: datetime | None = None) -> Match:
     seed (unless the creator gave decks), publish its commitment, store the snapshot at
     ply 0 and start the clock.
     """
-    arena_seats = Seat.objects.filter(match=match, bot__kind__in=ARENA_PLAYED_BOT_KINDS)
-    _deal(match, now or timezone.now(), arena_seats.values_list("index", flat=True))
+    # ``played_by_arena`` is the bot's own answer (bots.models): games knows no bot kinds.
+    arena_seats = [
+        seat.index
+        for seat in Seat.objects.filter(match=match, bot__isnull=False).select_related("bot")
+        if seat.bot.played_by_arena
+    ]
+    _deal(match, now or timezone.now(), arena_seats)
     match.save(
         update_fields=[
             "seed", "seed_commitment", "status", "started_at", "ply", "to_move", "snapshot",
@@ -258,8 +261,8 @@ def _deal(match: Match, now: datetime, arena_seats: Iterable[int]) -> None:
 
 
 def _on_commit_started(match: Match, *, notify: bool) -> None:
-    """Log the start; with ``notify``, after commit, watch the first deadline and hand the
-    first turn to the bot driver if the arena plays it.
+    """Log the start and announce it; with ``notify``, after commit, watch the first deadline
+    (and the announcement lets the bot driver take the first turn if the arena plays it).
 
     Without ``notify`` the caller plays the bots' turns itself (the tournament and ladder
     tasks), and the periodic sweep of overdue matches is the clock's backstop: no
@@ -273,7 +276,6 @@ def _on_commit_started(match: Match, *, notify: bool) -> None:
     match_changed_announce(match, Change.STARTED, arena_to_move=notify and match.arena_to_move)
     if notify:
         transaction.on_commit(lambda: deadline_watch_send(match_id, first_deadline))
-        _on_commit_turn_started(match)
 
 
 def match_cancel(*, match_id: int, user) -> Match:
@@ -310,7 +312,7 @@ def match_quota_check(*, user, bots: list | tuple = ()) -> None:
         raise TooManyOpenMatches(f"User {user.username}", mine, limit)
     limit = settings.MAX_OPEN_MATCHES_PER_BOT
     for bot in bots:
-        if bot is None or bot.kind == "builtin":
+        if bot is None or not bot.open_matches_capped:
             continue
         seated = (
             Match.objects.filter(seats__bot=bot, status__in=open_statuses).distinct().count()
@@ -411,7 +413,7 @@ def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -
     deadline was late because the arena stalled (a worker died mid-match and the match
     resumes from its log), not because the player thought too long.
 
-    Sends no turn notice (``games.tasks.match_turn_started``): the driver that made these
+    Announces the moves with ``arena_to_move`` false: the driver that made these
     moves goes on playing the arena's seats itself.
     """
     if not moves:
@@ -500,8 +502,6 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
         match_changed_announce(match, Change.FINISHED)
     else:
         match_changed_announce(match, Change.MOVED, arena_to_move=notify and match.arena_to_move)
-    if notify and not state.is_over:
-        _on_commit_turn_started(match)
     return logged
 
 
@@ -620,7 +620,7 @@ def match_deadline_enforce(
         if now < match.deadline_at:
             return False
         if not by_driver and match.arena_to_move:
-            _on_commit_turn_started(match)
+            match_changed_announce(match, Change.OVERDUE, arena_to_move=True)
             return False
         _forfeit(match, match.to_move, "timeout", _timeout_detail(match, match.to_move), now)
     return True
@@ -688,32 +688,6 @@ def _timeout_detail(match: Match, seat: int) -> str:
 def _open_turn(match: Match, now: datetime) -> None:
     match.turn_started_at = now
     match.deadline_at = now + timedelta(seconds=match.move_time_limit)
-
-
-def _on_commit_turn_started(match: Match) -> None:
-    """After commit, hand the turn to the bot driver if the arena plays the seat to move.
-
-    A seat held by a person or a client bot needs nothing: its player reads the match
-    (or long-polls) and the deadline watch enforces the clock.
-    """
-    if not match.arena_to_move:
-        return
-    match_id, ply = match.pk, match.ply
-    transaction.on_commit(lambda: _send_turn_started(match_id, ply))
-
-
-def _send_turn_started(match_id: int, ply: int) -> None:
-    from games.tasks import match_turn_started
-
-    try:
-        match_turn_started.delay(match_id, ply)
-    except Exception:
-        # The move is committed; a lost message must not turn its answer into a 500. The
-        # deadline watch and the periodic sweep still end a match nobody moves in.
-        logger.exception(
-            "Could not send match_turn_started(%s, %s)", match_id, ply,
-            extra={"match_id": match_id},
-        )
 
 
 def deadline_watch_send(match_id: int, countdown: float) -> None:

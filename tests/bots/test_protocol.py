@@ -23,11 +23,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from bots.caller import BotCaller
 from bots.protocol import (
     MAX_RESPONSE_BYTES,
     PROTOCOL_VERSION,
     BadSignature,
-    BotCaller,
     Fault,
     build_ping,
     build_request,
