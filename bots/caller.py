@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextvars
 import json
 import ssl
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,7 +46,6 @@ class _Refused(Exception):
         self.detail = detail
 
 
-
 # -- the call -------------------------------------------------------------------------
 
 # The monotonic time by which the current call must end. The network backend below
@@ -57,13 +58,19 @@ _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
 
 
 class BotCaller:
-    """Call bots over pooled keep-alive connections; one caller per process is enough.
+    """Call bots over keep-alive connections; one caller per process is enough.
 
     ``allow_private`` comes from the ``BOTS_ALLOW_PRIVATE_URLS`` setting: when False,
     every new connection first resolves the host, refuses it if any address is not
     globally routable, and connects only to the addresses checked. Redirects are never
     followed, and proxies from the environment are ignored. ``verify_tls`` is True (the
     certifi CAs), False, or an SSL context (a private CA, in tests).
+
+    Each bot (its URL and secret) has connections of its own, never lent to another bot:
+    two bots behind one host and port, one of which writes bytes after its answer, must
+    not have those bytes read as the other's answer. A kept-alive connection with bytes
+    waiting on it is closed, not reused (httpcore checks it before reuse). Thread-safe:
+    the I/O pool's threads share one caller.
     """
 
     def __init__(
@@ -71,30 +78,56 @@ class BotCaller:
         *,
         allow_private: bool,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
-        max_connections: int = 100,
+        keepalive_per_bot: int = 4,
         keepalive_expiry: float = 30.0,
+        max_bots: int = 4096,
         verify_tls: bool | ssl.SSLContext = True,
     ) -> None:
-        if httpx is None:
-            raise RuntimeError("BotCaller needs httpx: pip install httpx")
         self.allow_private = allow_private
         self.max_response_bytes = max_response_bytes
-        ssl_context = (
+        self._keepalive_per_bot = keepalive_per_bot
+        self._keepalive_expiry = keepalive_expiry
+        self._max_bots = max_bots
+        # One SSL context for every bot: building one loads the CA bundle (milliseconds
+        # and a few hundred kilobytes each).
+        self._ssl_context = (
             verify_tls
             if isinstance(verify_tls, ssl.SSLContext)
             else httpx.create_ssl_context(verify=verify_tls, trust_env=False)
         )
-        transport = httpx.HTTPTransport(verify=ssl_context, trust_env=False)
+        self._backend = _CheckedBackend(allow_private=allow_private)
+        self._clients: OrderedDict[tuple[str, str], httpx.Client] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _client_for(self, url: str, secret: str) -> httpx.Client:
+        """Return the bot's own client (its connection pool), made on first use."""
+        key = (url, secret)
+        with self._lock:
+            client = self._clients.get(key)
+            if client is not None:
+                self._clients.move_to_end(key)
+                return client
+            client = self._clients[key] = self._client_new()
+            if len(self._clients) > self._max_bots:
+                # The least recently called bot's idle connections go; one of its calls
+                # still running keeps its connection until it ends.
+                self._clients.popitem(last=False)
+            return client
+
+    def _client_new(self) -> httpx.Client:
+        transport = httpx.HTTPTransport(verify=self._ssl_context, trust_env=False)
         # httpx 0.28 offers no argument for a network backend, so the pool is rebuilt with
-        # the same settings and the checking backend (pyproject pins httpx below 0.29).
+        # the same settings and the checking backend (pyproject pins httpx below 0.29). No
+        # limit on connections at once: a bot in many matches is called for each at once,
+        # and a call waiting for a free connection would spend the bot's time.
         transport._pool = httpcore.ConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=max_connections,
-            max_keepalive_connections=max_connections,
-            keepalive_expiry=keepalive_expiry,
-            network_backend=_CheckedBackend(allow_private=allow_private),
+            ssl_context=self._ssl_context,
+            max_connections=None,
+            max_keepalive_connections=self._keepalive_per_bot,
+            keepalive_expiry=self._keepalive_expiry,
+            network_backend=self._backend,
         )
-        self._client = httpx.Client(
+        return httpx.Client(
             transport=transport,
             follow_redirects=False,
             trust_env=False,
@@ -108,7 +141,11 @@ class BotCaller:
         )
 
     def close(self) -> None:
-        self._client.close()
+        with self._lock:
+            clients = list(self._clients.values())
+            self._clients.clear()
+        for client in clients:
+            client.close()
 
     def __enter__(self) -> BotCaller:
         return self
@@ -132,6 +169,14 @@ class BotCaller:
         except _Refused as refused:
             return BotAnswer(
                 fault=refused.fault, detail=refused.detail, elapsed=time.monotonic() - started
+            )
+        except RecursionError:
+            # JSON nested thousands deep (well within the size limit) exhausts the stack
+            # of the parser, or of the move check and quoting after it: the bot's fault.
+            return BotAnswer(
+                fault=Fault.MALFORMED_RESPONSE,
+                detail="the answer is nested too deeply",
+                elapsed=time.monotonic() - started,
             )
         return BotAnswer(move=move, elapsed=time.monotonic() - started)
 
@@ -158,21 +203,27 @@ class BotCaller:
             raise _Refused(Fault.UNSAFE_URL, exc.reason) from None
         body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
         headers = signed_headers(secret, body)
+        client = self._client_for(url, secret)
         deadline = time.monotonic() + time_limit
         token = _DEADLINE.set(deadline)
         try:
-            return self._send_with_retry(url, body, headers, deadline)
+            return self._send_with_retry(client, url, body, headers, deadline)
         finally:
             _DEADLINE.reset(token)
 
     def _send_with_retry(
-        self, url: str, body: bytes, headers: dict[str, str], deadline: float
+        self,
+        client: httpx.Client,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        deadline: float,
     ) -> dict:
         # One retry, and only when no connection was made: the bot cannot have seen the
         # request. A timeout or a bad answer is the bot's, and is never retried.
         for attempt in (1, 2):
             try:
-                return self._send(url, body, headers, deadline)
+                return self._send(client, url, body, headers, deadline)
             except httpx.ConnectError as exc:
                 if attempt == 2 or time.monotonic() >= deadline:
                     raise _Refused(Fault.CONNECTION_ERROR, _describe(exc)) from None
@@ -186,12 +237,19 @@ class BotCaller:
                 raise _Refused(Fault.UNSAFE_URL, exc.reason) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _send(self, url: str, body: bytes, headers: dict[str, str], deadline: float) -> dict:
+    def _send(
+        self,
+        client: httpx.Client,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        deadline: float,
+    ) -> dict:
         left = max(deadline - time.monotonic(), 0.001)
-        request = self._client.build_request(
+        request = client.build_request(
             "POST", url, content=body, headers=headers, timeout=httpx.Timeout(left)
         )
-        response = self._client.send(request, stream=True)
+        response = client.send(request, stream=True)
         try:
             _check_status(response)
             return _parse_answer(_read_body(response, self.max_response_bytes))

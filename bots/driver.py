@@ -16,7 +16,7 @@ import secrets
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -25,20 +25,19 @@ from django.db.models import Q
 from django.utils import timezone
 
 from bots.models import Bot, BotTurnLease
-from bots.protocol import BotAnswer, Fault, build_request
-from bots.services import bot_caller, bot_health_record
+from bots.protocol import Fault
+from bots.services import bot_health_record
 from games.errors import IdempotencyKeyReused, MatchNotActive, NotYourTurn, StalePly
 
 logger = logging.getLogger(__name__)
 
 # Seconds a claim on a match outlasts the time its bot to move may take: enough to
 # record the move or the forfeit after the call. A built-in bot decides in well under a
-# second.
-LEASE_GRACE = 10.0
-BUILTIN_LEASE = 30.0
-# Below this many seconds before the match's deadline an HTTP bot is not called: the
-# call could not end in time, and the match's deadline check forfeits the seat.
-MIN_CALL_TIME = 0.01
+# second; its driver renews the claim whenever half of it has passed, so a driver that
+# died lets go of its match within BUILTIN_LEASE seconds (the tournament watchdog and
+# the clock's sweep then hand the match to another).
+LEASE_GRACE = 5.0
+BUILTIN_LEASE = 10.0
 
 # The matches this thread is playing right now. A move's commit may start the driver
 # again for the same match (``bots.tasks.match_turn_started`` run eagerly); that inner
@@ -48,7 +47,7 @@ _PLAYING: ContextVar[frozenset[int]] = ContextVar("bot_turns_playing", default=f
 
 
 @dataclass(frozen=True, slots=True)
-class _BotTurn:
+class BotTurn:
     """A server-side bot's turn: everything needed to ask it for its move."""
 
     match_id: int
@@ -60,28 +59,28 @@ class _BotTurn:
     bot: Bot
     # The match's state before this move.
     state: Any
-    # When the match stops waiting for this move (None: the match keeps no clock).
-    deadline_at: datetime | None
+    # Seconds an HTTP bot has, counted from its request sent.
     move_time_limit: float
 
-    def time_left(self) -> float:
-        """Return the seconds the bot has from now: up to the match's deadline."""
-        if self.deadline_at is None:
-            return self.move_time_limit
-        left = (self.deadline_at - timezone.now()).total_seconds()
-        return min(self.move_time_limit, left)
 
-
-def bot_turns_play(*, match_id: int, max_moves: int | None = None) -> int:
+def bot_turns_play(
+    *, match_id: int, max_moves: int | None = None, pool: bool = False, holder: str = ""
+) -> int:
     """Play the match's moves for its built-in and HTTP bots, one after another.
 
     Stop when the match is not active, when a person or a client bot is to move, after
     ``max_moves`` moves, or when a bot forfeits; return the number of moves played. A
     built-in bot chooses with a generator seeded from the match's seed, seat and ply, so
-    an archived match replays exactly. An HTTP bot is called with the time left until
-    the match's move deadline; a fault (timeout, bad answer, illegal move, ...) forfeits
-    the match for its seat with the fault as the reason and counts against the bot's
-    health, and a good move clears the bot's failures.
+    an archived match replays exactly. An HTTP bot is given the match's whole move time
+    limit, counted from the moment its request is sent (``bots.calls``); a fault
+    (timeout, bad answer, illegal move, ...) forfeits the match for its seat with the
+    fault as the reason and counts against the bot's health, and a good move clears the
+    bot's failures.
+
+    With ``pool`` (the Celery tasks pass it), an HTTP bot's call is handed to the I/O pool
+    (``BOTS_CALL_QUEUE``) instead of made here, and this call stops: the pool's answer
+    plays on (``bots.tasks.bot_answer_play``, which passes the claim's ``holder`` on).
+    Without it, or with tasks run eagerly, the call is made in this thread.
 
     Built-in players' moves in a row are decided in memory and appended together, up to
     ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time (``games.services.match_moves_append``):
@@ -93,14 +92,22 @@ def bot_turns_play(*, match_id: int, max_moves: int | None = None) -> int:
     or its turn already played, stops at once and returns 0: so return does not always
     mean that no bot is to move, but that another call is playing those moves.
 
-    Call it outside any transaction: it waits on bots over HTTP, and each write is its
+    Call it outside any transaction: it may wait on bots over HTTP, and each write is its
     own transaction.
     """
+    return _play(match_id, max_moves=max_moves, pool=pool, holder=holder).played
+
+
+def _play(match_id: int, *, max_moves: int | None, pool: bool, holder: str) -> Driver:
+    # bots.calls builds on this module: imported here, not at the top.
+    from bots import calls
+
+    driver = Driver(holder=holder or secrets.token_hex(16), claimed=bool(holder))
+    driver.pool = pool and calls.pool_enabled()
     playing = _PLAYING.get()
     if match_id in playing:
-        return 0
+        return driver
     token = _PLAYING.set(playing | {match_id})
-    driver = _Driver(holder=secrets.token_hex(16))
     played = 0
     try:
         while max_moves is None or played < max_moves:
@@ -111,13 +118,15 @@ def bot_turns_play(*, match_id: int, max_moves: int | None = None) -> int:
             played += moved
     finally:
         _PLAYING.reset(token)
-        if driver.claimed:
+        driver.played = played
+        # A call handed to the I/O pool keeps the claim: its answer plays on with it.
+        if driver.claimed and not driver.handed_off:
             _lease_release(match_id, driver.holder)
-    return played
+    return driver
 
 
 @dataclass(slots=True)
-class _Driver:
+class Driver:
     """One call of ``bot_turns_play``: its claim's id, whether it claimed the match, and
     the bots at the match's seats (fixed once a match has started)."""
 
@@ -126,60 +135,28 @@ class _Driver:
     seat_bots: dict[int, Bot | None] | None = None
     # When this driver's claim lapses, by its own clock (time.monotonic()).
     claimed_until: float = 0.0
+    # Whether HTTP bots' calls go to the I/O pool, and whether one went (the claim with it).
+    pool: bool = False
+    handed_off: bool = False
+    played: int = 0
 
 
-def _bot_turns_step(match_id: int, driver: _Driver, *, limit: int | None) -> int:
+def _bot_turns_step(match_id: int, driver: Driver, *, limit: int | None) -> int:
     """Play the next bot move of the match, or its built-in players' moves in a row (at
     most ``limit``); return how many moves were made."""
     turn = _bot_turn_load(match_id, driver)
     if turn is None:
         return 0
     if turn.bot.kind == Bot.Kind.BUILTIN:
-        if not _lease_claim(
-            turn, driver, hold_for=BUILTIN_LEASE, keep_if_left=BUILTIN_LEASE / 2
-        ):
+        if not lease_claim(turn, driver, hold_for=BUILTIN_LEASE, keep_if_left=BUILTIN_LEASE / 2):
             return 0
         return _builtin_moves_play(turn, driver, limit=limit)
-    return int(_http_bot_turn_play(turn, driver))
+    from bots import calls
+
+    return calls.http_turn_play(turn, driver)
 
 
-def _http_bot_turn_play(turn: _BotTurn, driver: _Driver) -> bool:
-    """Ask the HTTP bot to move and play its answer; return whether a move was made."""
-    from games import errors as match_errors
-    from games.services import match_move_submit
-
-    time_limit = turn.time_left()
-    if time_limit < MIN_CALL_TIME:
-        # Too late to ask: the match's deadline check forfeits the seat on time.
-        _deadline_enforce(turn)
-        return False
-    if not _lease_claim(turn, driver, hold_for=time_limit + LEASE_GRACE):
-        return False
-    answer = _http_bot_ask(turn, time_limit)
-    if not answer.ok:
-        _bot_forfeit(turn, code=str(answer.fault), detail=answer.detail)
-        return False
-    try:
-        match_move_submit(
-            match_id=turn.match_id,
-            seat=turn.seat,
-            ply=turn.ply,
-            move=answer.move,
-            idempotency_key=_bot_move_key(turn.bot, turn.ply),
-            notify=False,
-        )
-    except match_errors.IllegalMoveError as exc:
-        _bot_forfeit(turn, code=Fault.ILLEGAL_MOVE, detail=str(exc))
-        return False
-    except _TURN_GONE:
-        return False
-    if turn.bot.consecutive_failures or not turn.bot.healthy:
-        with transaction.atomic():
-            bot_health_record(bot_id=turn.bot.pk, ok=True)
-    return True
-
-
-def _builtin_moves_play(turn: _BotTurn, driver: _Driver, *, limit: int | None) -> int:
+def _builtin_moves_play(turn: BotTurn, driver: Driver, *, limit: int | None) -> int:
     """Play the built-in players' moves from ``turn`` on while a built-in bot is to move (at
     most ``limit``), appending them ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time; return
     how many were played.
@@ -197,7 +174,7 @@ def _builtin_moves_play(turn: _BotTurn, driver: _Driver, *, limit: int | None) -
         if moves:
             try:
                 match_moves_append(match_id=turn.match_id, ply=turn.ply, moves=moves)
-            except _TURN_GONE:
+            except TURN_GONE:
                 return played
             played += len(moves)
         if refused is not None:
@@ -209,11 +186,11 @@ def _builtin_moves_play(turn: _BotTurn, driver: _Driver, *, limit: int | None) -
         if bot is None or bot.kind != Bot.Kind.BUILTIN:
             return played
         turn = replace(turn, seat=after.to_move, ply=turn.ply + len(moves), bot=bot, state=after)
-        if not _lease_claim(turn, driver, hold_for=BUILTIN_LEASE, keep_if_left=BUILTIN_LEASE / 2):
+        if not lease_claim(turn, driver, hold_for=BUILTIN_LEASE, keep_if_left=BUILTIN_LEASE / 2):
             return played
 
 
-def _builtin_moves_decide(turn: _BotTurn, driver: _Driver, count: int):
+def _builtin_moves_decide(turn: BotTurn, driver: Driver, count: int):
     """Decide up to ``count`` built-in moves in a row from ``turn``, in memory.
 
     Return the moves, the state after them, and (the turn, the engine's error) if a
@@ -240,7 +217,7 @@ def _builtin_moves_decide(turn: _BotTurn, driver: _Driver, count: int):
             refused = replace(turn, seat=seat, ply=ply, bot=bot, state=state)
             return moves, state, (refused, exc)
         state = after
-        moves.append(ArenaMove(seat, move, timezone.now(), _bot_move_key(bot, ply)))
+        moves.append(ArenaMove(seat, move, timezone.now(), bot_move_key(bot.pk, ply)))
         ply += 1
         if state.is_over or len(moves) >= count:
             return moves, state, None
@@ -251,14 +228,14 @@ def _builtin_moves_decide(turn: _BotTurn, driver: _Driver, count: int):
 
 # What a move meets when another worker played the turn, or the match ended meanwhile
 # (on time, say): the driver stops without a fault.
-_TURN_GONE = (StalePly, NotYourTurn, MatchNotActive, IdempotencyKeyReused)
+TURN_GONE = (StalePly, NotYourTurn, MatchNotActive, IdempotencyKeyReused)
 
 
-def _bot_move_key(bot: Bot, ply: int) -> str:
-    return f"bot:{bot.pk}:{ply}"
+def bot_move_key(bot_id: int, ply: int) -> str:
+    return f"bot:{bot_id}:{ply}"
 
 
-def _bot_turn_load(match_id: int, driver: _Driver) -> _BotTurn | None:
+def _bot_turn_load(match_id: int, driver: Driver) -> BotTurn | None:
     """Return the turn of the bot to move, or None when no server-side bot is to move."""
     from games.models import Match, Seat
     from games.rows import match_row
@@ -281,7 +258,7 @@ def _bot_turn_load(match_id: int, driver: _Driver) -> _BotTurn | None:
     options = {"players": match.players, "deck_size": match.deck_size}
     if match.game == "durak":
         options["format"] = match.format
-    return _BotTurn(
+    return BotTurn(
         match_id=match.pk,
         game=match.game,
         options=options,
@@ -292,27 +269,12 @@ def _bot_turn_load(match_id: int, driver: _Driver) -> _BotTurn | None:
         ply=match.ply,
         bot=bot,
         state=state,
-        deadline_at=match.deadline_at,
         move_time_limit=match.move_time_limit or settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
     )
 
 
-def _http_bot_ask(turn: _BotTurn, time_limit: float) -> BotAnswer:
-    payload = build_request(
-        match_id=turn.match_id,
-        game=turn.game,
-        options=turn.options,
-        seat=turn.seat,
-        view=turn.state.view(turn.seat),
-        legal_moves=turn.state.legal_moves(),
-        deadline=timezone.now() + timedelta(seconds=time_limit),
-        time_limit=time_limit,
-    )
-    return bot_caller().request_move(turn.bot.url, turn.bot.secret, payload, time_limit)
-
-
-def _lease_claim(
-    turn: _BotTurn, driver: _Driver, *, hold_for: float, keep_if_left: float | None = None
+def lease_claim(
+    turn: BotTurn, driver: Driver, *, hold_for: float, keep_if_left: float | None = None
 ) -> bool:
     """Claim (or keep) the match for ``driver`` for ``hold_for`` seconds; return False
     when another driver holds it.
@@ -339,7 +301,9 @@ def _lease_claim(
             try:
                 with transaction.atomic():
                     BotTurnLease.objects.create(
-                        match_id=turn.match_id, holder=holder, ply=turn.ply,
+                        match_id=turn.match_id,
+                        holder=holder,
+                        ply=turn.ply,
                         expires_at=expires_at,
                     )
             except IntegrityError:
@@ -355,32 +319,27 @@ def _lease_release(match_id: int, holder: str) -> None:
         BotTurnLease.objects.filter(match_id=match_id, holder=holder).delete()
 
 
-def _deadline_enforce(turn: _BotTurn) -> None:
-    """Forfeit on time a turn whose deadline passed before the bot could be asked.
-
-    Not counted against the bot's health: the arena, not the bot, was late.
-    """
-    from games.services import match_deadline_enforce
-
-    match_deadline_enforce(match_id=turn.match_id, ply=turn.ply, by_driver=True)
+def _bot_forfeit(turn: BotTurn, *, code: str, detail: str) -> None:
+    bot_forfeit(
+        match_id=turn.match_id, seat=turn.seat, ply=turn.ply, bot_id=turn.bot.pk,
+        code=code, detail=detail,
+    )  # fmt: skip
 
 
-def _bot_forfeit(turn: _BotTurn, *, code: str, detail: str) -> None:
-    """Forfeit the match for the bot's seat, and count the failure against the bot."""
+def bot_forfeit(*, match_id: int, seat: int, ply: int, bot_id: int, code: str, detail: str) -> None:
+    """Forfeit the match for the bot's seat at ``ply``, and count the failure against the
+    bot (unless the match had ended or moved on meanwhile)."""
     from games.services import match_forfeit
 
     logger.info(
-        "bot %s forfeits match %s at ply %s: %s (%s)",
-        turn.bot.name, turn.match_id, turn.ply, code, detail,
-        extra={"match_id": turn.match_id},
-    )
-    match = match_forfeit(
-        match_id=turn.match_id, seat=turn.seat, code=code, detail=detail, expected_ply=turn.ply
-    )
+        "bot %s forfeits match %s at ply %s: %s (%s)", bot_id, match_id, ply, code, detail,
+        extra={"match_id": match_id},
+    )  # fmt: skip
+    match = match_forfeit(match_id=match_id, seat=seat, code=code, detail=detail, expected_ply=ply)
     # The match may have ended otherwise meanwhile; then this fault cost the bot nothing.
-    if match.forfeit_seat == turn.seat and match.ply == turn.ply:
+    if match.forfeit_seat == seat and match.ply == ply:
         with transaction.atomic():
-            bot_health_record(bot_id=turn.bot.pk, ok=False)
+            bot_health_record(bot_id=bot_id, ok=False)
 
 
 def match_play_to_end(*, match_id: int, poll: float = 0.2) -> str:

@@ -104,6 +104,12 @@ class BotTurnLease(models.Model):
     holder = models.CharField(max_length=32, help_text="The driver's random id.")
     ply = models.PositiveIntegerField(help_text="The move being played when last claimed.")
     expires_at = models.DateTimeField()
+    # While an HTTP bot's call is queued or in flight: the bot's owner, so that the calls
+    # of one owner at once can be counted (``BOTS_CALLS_PER_OWNER``).
+    calling_owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+        related_name="+",
+    )  # fmt: skip
 
     def __str__(self) -> str:
         return f"match {self.match_id} ply {self.ply} until {self.expires_at:%H:%M:%S}"

@@ -151,6 +151,16 @@ def build_request(
     }
 
 
+def request_timed(request: Mapping[str, Any], *, deadline: datetime, time_limit: float) -> dict:
+    """Return ``request`` (from ``build_request``) with its deadline and time limit set anew:
+    for a request built before it is sent, whose bot's time starts at the send."""
+    return {
+        **request,
+        "deadline": _iso_utc(deadline),
+        "time_limit_ms": round(time_limit * 1000),
+    }
+
+
 def _iso_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

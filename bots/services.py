@@ -99,7 +99,11 @@ def bot_register(
     with transaction.atomic():
         account = _client_account_create(name)
         bot = _bot_create(
-            owner=owner, name=name, kind=kind, games=games, description=description,
+            owner=owner,
+            name=name,
+            kind=kind,
+            games=games,
+            description=description,
             account=account,
         )
         token = Token.objects.create(user=account)
@@ -314,8 +318,7 @@ def _clean_games(games: Iterable[str]) -> list[str]:
     unknown = [game for game in games if game not in GAMES]
     if unknown:
         raise ValidationError(
-            f"Unknown game(s): {', '.join(map(str, unknown))}; the games are "
-            f"{', '.join(GAMES)}."
+            f"Unknown game(s): {', '.join(map(str, unknown))}; the games are {', '.join(GAMES)}."
         )
     return games
 

@@ -7,7 +7,7 @@ import logging
 
 from celery import shared_task
 
-from bots import driver, services
+from bots import calls, driver, services
 from bots.models import Bot
 from games.events import MatchChanged
 
@@ -55,7 +55,10 @@ def match_turn_started(match_id: int, ply: int) -> None:
         return
     if not match.arena_to_move:
         return
-    driver.bot_turns_play(match_id=match_id)
+    if driver.bot_turns_play(match_id=match_id, max_moves=MOVES_PER_TASK, pool=True) == (
+        MOVES_PER_TASK
+    ):
+        play_bot_turns.delay(match_id)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -64,8 +67,41 @@ def play_bot_turns(match_id: int) -> None:
 
     Safe to run twice: a second run finds the turn played (or claimed) and stops.
     """
-    if driver.bot_turns_play(match_id=match_id, max_moves=MOVES_PER_TASK) == MOVES_PER_TASK:
+    if driver.bot_turns_play(match_id=match_id, max_moves=MOVES_PER_TASK, pool=True) == (
+        MOVES_PER_TASK
+    ):
         play_bot_turns.delay(match_id)
+
+
+# -- HTTP bots' calls (bots.calls) ---------------------------------------------------------
+# bot_call runs on the I/O pool (queue BOTS_CALL_QUEUE: a worker of many threads that
+# touches no database); the other two on the CPU workers. Acknowledged on receipt: a call
+# lost with its worker is taken up again when the match's claim lapses (the clock's sweep
+# hands the overdue turn over), and a call redelivered late is refused by its send_by.
+
+
+@shared_task(ignore_result=True)
+def bot_call_dispatch(call: dict) -> None:
+    """Queue an HTTP bot's call on the I/O pool once its owner has calls to spare."""
+    calls.call_dispatch(call)
+
+
+@shared_task(ignore_result=True)
+def bot_call(call: dict) -> None:
+    """Make one HTTP bot's call and hand its answer to a CPU worker."""
+    answer = calls.call_make(call)
+    bot_answer_play.delay(call, answer)  # the default queue: the CPU workers
+
+
+@shared_task(ignore_result=True)
+def bot_answer_play(call: dict, answer: dict) -> None:
+    """Play an HTTP bot's answer, then the match's next arena moves."""
+    if calls.answer_play(call, answer):
+        played = driver.bot_turns_play(
+            match_id=call["match_id"], max_moves=MOVES_PER_TASK, pool=True, holder=call["holder"]
+        )
+        if played == MOVES_PER_TASK:
+            play_bot_turns.delay(call["match_id"])
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)

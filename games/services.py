@@ -397,6 +397,9 @@ class ArenaMove:
     move: dict
     received_at: datetime
     idempotency_key: str = ""
+    # A move asked of a bot over HTTP: when its call was queued and sent (Move's fields).
+    queued_at: datetime | None = None
+    sent_at: datetime | None = None
 
 
 def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -> Match:
@@ -462,6 +465,8 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
                 if turn_started_at
                 else 0.0,
                 idempotency_key=played.idempotency_key,
+                queued_at=played.queued_at,
+                sent_at=played.sent_at,
             )
         )
         logger.debug(

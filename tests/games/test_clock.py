@@ -268,7 +268,9 @@ def test_turn_of_an_arena_bot_hands_the_match_to_the_bot_driver(pair, monkeypatc
     match = start_match(pair)
     Match.objects.filter(pk=match.pk).update(arena_seats=1 << match.to_move)
     played = []
-    monkeypatch.setattr(bots.driver, "bot_turns_play", lambda match_id: played.append(match_id))
+    monkeypatch.setattr(
+        bots.driver, "bot_turns_play", lambda match_id, **_: played.append(match_id)
+    )
 
     bot_tasks.match_turn_started(match.pk, 0)
     bot_tasks.match_turn_started(match.pk, 5)  # a ply the match is not at: nothing to do
@@ -282,7 +284,9 @@ def test_turn_of_a_person_is_not_handed_to_the_bot_driver(pair, monkeypatch):
 
     match = start_match(pair)
     played = []
-    monkeypatch.setattr(bots.driver, "bot_turns_play", lambda match_id: played.append(match_id))
+    monkeypatch.setattr(
+        bots.driver, "bot_turns_play", lambda match_id, **_: played.append(match_id)
+    )
 
     bot_tasks.match_turn_started(match.pk, 0)
 
