@@ -30,7 +30,7 @@ from rest_framework.authtoken.models import Token
 from bots.models import Bot, BotTurnLease, bot_name_validator
 from bots.protocol import BotAnswer, BotCaller, Fault, build_request
 from bots.urlsafety import UnsafeBotURL, resolve_safe
-from games.engine import GAMES
+from games.engine import GAME_CLASSES
 from games.errors import IdempotencyKeyReused, MatchNotActive, NotYourTurn, StalePly
 
 logger = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ def builtin_bots_ensure() -> list[Bot]:
                     "owner": owner,
                     "kind": Bot.Kind.BUILTIN,
                     "builtin": player,
-                    "games": list(GAMES),
+                    "games": list(GAME_CLASSES),
                     "description": f"The built-in {player} player.",
                 },
             )
@@ -311,12 +311,12 @@ def _clean_games(games: Iterable[str]) -> list[str]:
         raise ValidationError("Give a list of games.")
     games = list(dict.fromkeys(games))
     if not games:
-        raise ValidationError(f"Give at least one game: {', '.join(GAMES)}.")
-    unknown = [game for game in games if game not in GAMES]
+        raise ValidationError(f"Give at least one game: {', '.join(GAME_CLASSES)}.")
+    unknown = [game for game in games if game not in GAME_CLASSES]
     if unknown:
         raise ValidationError(
             f"Unknown game(s): {', '.join(map(str, unknown))}; the games are "
-            f"{', '.join(GAMES)}."
+            f"{', '.join(GAME_CLASSES)}."
         )
     return games
 
