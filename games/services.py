@@ -23,7 +23,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from games import clock
-from games.engine import IllegalMove, InvalidMove, load_game
+from games.engine import IllegalMove, InvalidMove, load_game, same_move
 from games.engine.cards import check_deck
 from games.errors import (
     AlreadySeated,
@@ -542,21 +542,6 @@ def _ended_match(match: Match, move: Move) -> bool:
         and match.ply == move.ply + 1
         and match.forfeit_seat is None
     )
-
-
-def same_move(a: Any, b: Any) -> bool:
-    """Return whether two moves are the same move: a set of cards is the same in any order."""
-    return _canonical(a) == _canonical(b)
-
-
-def _canonical(move: Any) -> Any:
-    if not isinstance(move, dict):
-        return move
-    canonical = dict(move)
-    for key in ("cards", "covers"):
-        if isinstance(canonical.get(key), list):
-            canonical[key] = sorted(canonical[key], key=repr)
-    return canonical
 
 
 # --- Ending early -----------------------------------------------------------------------
