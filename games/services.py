@@ -42,7 +42,13 @@ from games.events import Change, match_changed_announce
 from games.fairness import decks_commitment, new_seed, seed_commitment
 from games.models import Match, Move, Seat
 from games.rows import match_row, match_update, move_insert
-from games.selectors import match_initial_state, match_state, state_end_reason
+from games.selectors import (
+    match_initial_state,
+    match_replayed_state,
+    match_snapshot_current,
+    match_state,
+    state_end_reason,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -312,6 +318,24 @@ def match_quota_check(*, user, bots: list | tuple = ()) -> None:
 
 
 # --- Playing ----------------------------------------------------------------------------
+
+
+def match_snapshot_refresh(*, match: Match):
+    """Return the engine state after the match's ``ply`` moves, and cache it if need be.
+
+    A snapshot behind the match's ply is replaced by the replay of the log, stored only
+    if the match is still at that ply, so a slow reader never puts an old snapshot over
+    a newer one.
+    """
+    if match_snapshot_current(match):
+        return match_state(match)
+    state = match_replayed_state(match)
+    snapshot = state.to_json()
+    Match.objects.filter(pk=match.pk, ply=match.ply).update(
+        snapshot=snapshot, snapshot_ply=match.ply
+    )
+    match.snapshot, match.snapshot_ply = snapshot, match.ply
+    return state
 
 
 def match_move_submit(

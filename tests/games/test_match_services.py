@@ -21,6 +21,7 @@ from games.services import (
     match_forfeit,
     match_move_submit,
     match_moves_append,
+    match_snapshot_refresh,
 )
 from tests.matches import play_random_moves, start_match
 
@@ -41,17 +42,39 @@ def test_state_comes_from_the_snapshot_without_a_query(pair, django_assert_num_q
     assert state.ply == 10
 
 
-def test_state_behind_its_snapshot_is_replayed_from_the_log_and_cached(pair):
+def test_state_behind_its_snapshot_is_replayed_from_the_log_and_cached_by_the_refresh(pair):
     match = play_random_moves(start_match(pair), 12)
     expected = match_state(match).to_json()
     Match.objects.filter(pk=match.pk).update(snapshot=None, snapshot_ply=None)
     match.refresh_from_db()
 
-    state = match_state(match)
+    state = match_snapshot_refresh(match=match)
 
     assert state.to_json() == expected
     match.refresh_from_db()
     assert (match.snapshot_ply, match.snapshot) == (12, expected)
+
+
+def test_forfeit_of_a_match_behind_its_snapshot_stores_its_final_state(pair):
+    match = play_random_moves(start_match(pair), 6)
+    expected = match_state(match).to_json()
+    Match.objects.filter(pk=match.pk).update(snapshot=None, snapshot_ply=None)
+
+    match_forfeit(match_id=match.pk, seat=0, code="resign", detail="test")
+
+    match.refresh_from_db()
+    assert (match.snapshot_ply, match.snapshot) == (6, expected)
+
+
+def test_reading_the_state_behind_its_snapshot_writes_nothing(pair):
+    match = play_random_moves(start_match(pair), 12)
+    expected = match_state(match).to_json()
+    Match.objects.filter(pk=match.pk).update(snapshot=None, snapshot_ply=None)
+    match.refresh_from_db()
+
+    assert match_state(match).to_json() == expected
+    match.refresh_from_db()
+    assert (match.snapshot_ply, match.snapshot) == (None, None)
 
 
 def test_stale_snapshot_is_replaced_when_the_log_is_ahead(pair):
