@@ -160,10 +160,10 @@ def turn_started_on_commit(match: Match) -> None:
     if not match.arena_to_move:
         return
     match_id, ply = match.pk, match.ply
-    transaction.on_commit(lambda: _turn_started_send(match_id, ply))
+    transaction.on_commit(lambda: _send_turn_started(match_id, ply))
 
 
-def _turn_started_send(match_id: int, ply: int) -> None:
+def _send_turn_started(match_id: int, ply: int) -> None:
     from games.tasks import match_turn_started
 
     try:

@@ -10,9 +10,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def quiet_turns(monkeypatch):
-    import games.services
+    import games.clock
 
-    monkeypatch.setattr(games.services, "_send_turn_started", lambda match_id, ply: None)
+    monkeypatch.setattr(games.clock, "_send_turn_started", lambda match_id, ply: None)
 
 
 @pytest.fixture

@@ -22,9 +22,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def quiet_turns(monkeypatch):
     """Send no per-turn Celery messages: the tournament task plays the match itself."""
-    import games.services
+    import games.clock
 
-    monkeypatch.setattr(games.services, "_send_turn_started", lambda match_id, ply: None)
+    monkeypatch.setattr(games.clock, "_send_turn_started", lambda match_id, ply: None)
 
 
 def create(bots, **options):
