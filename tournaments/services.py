@@ -341,6 +341,7 @@ def _tournament_match_claim(tournament_match_id: int) -> int | None:
 
 
 def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Match:
+    from games.seating import SeatHolder
     from games.services import match_create
 
     bots = Bot.objects.in_bulk(tm.table)
@@ -350,7 +351,7 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
         "players": tournament.players,
         "deck_size": tournament.deck_size,
         "format": tournament.match_format,
-        "seats": [{"bot": bots[bot_id]} for bot_id in tm.table],
+        "seats": [SeatHolder(bot=bots[bot_id]) for bot_id in tm.table],
         "move_time_limit": tournament.move_time_limit,
         "dealer": 0,
         # This task plays the match itself: a turn notice would send a second worker to
@@ -874,6 +875,7 @@ def _same_owner(a: Bot, b: Bot) -> bool:
 
 
 def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
+    from games.seating import SeatHolder
     from games.services import match_create
 
     order = list(table)
@@ -885,7 +887,7 @@ def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
             players=players,
             deck_size=36 if game == "durak" else 32,
             format="deal",
-            seats=[{"bot": bot} for bot in order],
+            seats=[SeatHolder(bot=bot) for bot in order],
             move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
             rated=True,
             notify=False,  # play_ladder_match plays it

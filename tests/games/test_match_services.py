@@ -15,9 +15,11 @@ from games import errors
 from games.engine import load_game
 from games.fairness import commitment_matches, decks_commitment, new_seed, seed_commitment
 from games.models import Match, Move
+from games.seating import SeatHolder
 from games.selectors import match_state
 from games.services import (
     ArenaMove,
+    match_create,
     match_forfeit,
     match_move_submit,
     match_moves_append,
@@ -239,7 +241,9 @@ def test_seat_holders_of_a_waiting_match_are_asked_every_time(pair, django_asser
     from games.selectors import seats_of
     from games.services import match_create, match_join
 
-    match = match_create(creator=pair[0], game="durak", players=2, seats=[{"user": pair[0]}, None])
+    match = match_create(
+        creator=pair[0], game="durak", players=2, seats=[SeatHolder(user=pair[0]), None]
+    )
     assert seats_of(pair[1], match) == []
     match_join(match_id=match.pk, user=pair[1])
 
@@ -358,3 +362,17 @@ def test_moves_appended_after_the_deadline_are_played_not_forfeited(pair):
 
     assert (after.status, after.ply, after.forfeit_seat) == (Match.Status.ACTIVE, 3, None)
     assert Move.objects.filter(match=match).count() == 3
+
+
+# --- Seat holders -----------------------------------------------------------------------
+
+
+def test_a_seat_holder_is_a_user_or_a_bot_exactly_one(pair):
+    with pytest.raises(ValueError):
+        SeatHolder()
+    assert SeatHolder(user=pair[0]).key == ("user", pair[0].pk)
+
+
+def test_a_seat_given_as_a_dict_is_refused_naming_the_holder_type(pair):
+    with pytest.raises(TypeError, match="SeatHolder"):
+        match_create(creator=pair[0], game="durak", players=2, seats=[{"user": pair[0]}, None])
