@@ -12,6 +12,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.db.models import Prefetch, QuerySet
 
@@ -20,6 +21,9 @@ from games.engine.cards import shuffled_deck
 from games.fairness import commitment_matches
 from games.models import Match, Move, Seat
 from games.rows import seat_indices
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 # A finished match's end_reason is one of these or a forfeit code ("timeout", "resign"...).
 ENGINE_END_REASONS = frozenset(EndReason)
@@ -33,7 +37,7 @@ _SEATS_HELD_MAX = 20_000
 _SEATS_HELD_LOCK = threading.Lock()
 
 
-def seats_of(user, match: Match | int) -> list[int]:
+def seats_of(user: User | AnonymousUser | None, match: Match | int) -> list[int]:
     """Return the indices of the seats ``user`` holds in the match, lowest first.
 
     A user holds a seat directly (``Seat.user``) or through a client bot whose account it
@@ -68,7 +72,7 @@ def seats_forget_all() -> None:
         _SEATS_HELD.clear()
 
 
-def seats_remember(*, match_id: int, user, seats: list[int]) -> None:
+def seats_remember(*, match_id: int, user: User, seats: list[int]) -> None:
     """Remember the seats ``user`` holds in a match that has started (they never change)."""
     with _SEATS_HELD_LOCK:
         _SEATS_HELD[(match_id, user.pk)] = list(seats)

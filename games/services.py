@@ -82,7 +82,7 @@ class MoveOutcome:
 
 def match_create(
     *,
-    creator: User,
+    creator: User | None,
     game: str,
     players: int,
     seats: Sequence[SeatHolder | None],
