@@ -100,6 +100,7 @@ def _same_owner(a: Bot, b: Bot) -> bool:
 
 
 def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
+    from games.seating import SeatHolder
     from games.services import match_create
 
     order = list(table)
@@ -111,7 +112,7 @@ def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
             players=players,
             deck_size=36 if game == "durak" else 32,
             format="deal",
-            seats=[{"bot": bot} for bot in order],
+            seats=[SeatHolder(bot=bot) for bot in order],
             move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
             rated=True,
             notify=False,  # play_ladder_match plays it
