@@ -65,3 +65,11 @@ def finished_match(db):
         return match
 
     return create
+
+
+@pytest.fixture
+def quiet_turns(monkeypatch):
+    """Send no per-turn Celery messages: the tournament or ladder task plays the match itself."""
+    import games.clock
+
+    monkeypatch.setattr(games.clock, "_turn_started_send", lambda match_id, ply: None)

@@ -12,13 +12,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def quiet_turns(monkeypatch):
-    import games.services
-
-    monkeypatch.setattr(games.services, "_send_turn_started", lambda match_id, ply: None)
-
-
-@pytest.fixture
 def only_durak_2p(settings, db):
     """Fill only 2-player Durak tables, from the bots the test makes."""
     from bots.models import Bot
