@@ -111,8 +111,8 @@ class Server:
                 harness.start(harness.celery_worker(node=node, pool="solo"), env=self.env)
             )
         try:
-            harness.wait_until(self._healthy, timeout=30, what="gunicorn did not answer")
-        except SystemExit:
+            harness.wait_until(self._healthy, timeout=30, what="gunicorn to answer")
+        except TimeoutError:
             self.__exit__()
             raise
         return self
@@ -129,7 +129,7 @@ class Server:
 
     def __exit__(self, *exc) -> None:
         for process in self.processes:
-            harness.stop(process)
+            harness.stop_process_group(process)
 
 
 def _tokens(count: int) -> list[str]:
