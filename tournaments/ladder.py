@@ -1,7 +1,8 @@
 """The ladder: rated matches started among healthy, enabled bots, round the clock.
 
 Beat runs ``ladder_tick``, which seats tables of close-rated bots and sends each match to
-a worker (``ladder_match_play``); a bot that keeps forfeiting is paused.
+a worker (``ladder_match_play``, which plays the match between two transactions: see its
+docstring); a bot that keeps forfeiting is paused.
 """
 
 from __future__ import annotations

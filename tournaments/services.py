@@ -1,11 +1,11 @@
 """Actions on tournaments (the ratings are in ``tournaments.ratings``, the ladder in
-``tournaments.ladder``).
+``tournaments.ladder``, which shares the dispatch below).
 
 Each action is a function named ``<entity>_<action>`` with keyword-only, typed arguments,
-and runs as one transaction (``tournament_match_play`` and ``ladder_match_play`` play a
-match between two: see their docstrings). Celery tasks are sent only after the
-transaction that makes them necessary commits, so a task never sees a row that a
-rollback took back, and every task is safe to run twice.
+and runs as one transaction (``tournament_match_play`` plays a match between two: see
+its docstring). Celery tasks are sent only after the transaction that makes them
+necessary commits, so a task never sees a row that a rollback took back, and every task
+is safe to run twice.
 """
 
 from __future__ import annotations
