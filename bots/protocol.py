@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from games.engine.moves import move_key
+
 PROTOCOL_VERSION = 1
 
 TIMESTAMP_HEADER = "X-Arena-Timestamp"
@@ -179,31 +181,10 @@ def check_move(move: Any, legal_moves: list[dict]) -> dict | None:
     engine's ``state.play`` stays the authority; this lets a caller refuse a move and
     name the fault before touching the match.
     """
-    key = _move_key(move)
+    key = move_key(move)
     if key is None:
         return None
-    return next((legal for legal in legal_moves if _move_key(legal) == key), None)
-
-
-def _move_key(move: Any) -> tuple | None:
-    if not isinstance(move, dict):
-        return None
-    items = []
-    for name, value in move.items():
-        if isinstance(value, list):
-            try:
-                value = tuple(sorted(_freeze(v) for v in value))
-            except TypeError:  # Elements of mixed types cannot be ordered: not a legal move.
-                return None
-        items.append((name, value))
-    try:
-        return tuple(sorted(items))
-    except TypeError:
-        return None
-
-
-def _freeze(value: Any) -> Any:
-    return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
+    return next((legal for legal in legal_moves if move_key(legal) == key), None)
 
 
 # -- answers --------------------------------------------------------------------------

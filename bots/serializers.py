@@ -9,9 +9,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from bots.models import Bot
-from games.engine import GAMES
+from games.engine import GAME_CLASSES
 
-GAME_CHOICES = list(GAMES)
+GAME_CHOICES = list(GAME_CLASSES)
 # Built-in bots are the arena's own; the API registers the other two kinds.
 REGISTRABLE_KINDS = [(kind.value, kind.label) for kind in (Bot.Kind.HTTP, Bot.Kind.CLIENT)]
 

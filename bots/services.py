@@ -28,7 +28,7 @@ from bots.caller import BotCaller
 from bots.models import Bot, bot_name_validator
 from bots.protocol import BotAnswer
 from bots.urlsafety import UnsafeBotURL, resolve_safe
-from games.engine import GAMES
+from games.engine import GAME_CLASSES
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ def builtin_bots_ensure() -> list[Bot]:
                     "owner": owner,
                     "kind": Bot.Kind.BUILTIN,
                     "builtin": player,
-                    "games": list(GAMES),
+                    "games": list(GAME_CLASSES),
                     "description": f"The built-in {player} player.",
                 },
             )
@@ -314,11 +314,12 @@ def _clean_games(games: Iterable[str]) -> list[str]:
         raise ValidationError("Give a list of games.")
     games = list(dict.fromkeys(games))
     if not games:
-        raise ValidationError(f"Give at least one game: {', '.join(GAMES)}.")
-    unknown = [game for game in games if game not in GAMES]
+        raise ValidationError(f"Give at least one game: {', '.join(GAME_CLASSES)}.")
+    unknown = [game for game in games if game not in GAME_CLASSES]
     if unknown:
         raise ValidationError(
-            f"Unknown game(s): {', '.join(map(str, unknown))}; the games are {', '.join(GAMES)}."
+            f"Unknown game(s): {', '.join(map(str, unknown))}; the games are "
+            f"{', '.join(GAME_CLASSES)}."
         )
     return games
 

@@ -15,14 +15,14 @@ from datetime import datetime
 
 from django.db.models import Prefetch, QuerySet
 
-from games.engine import DurakSeries, IllegalMove, load_game, load_state
+from games.engine import DurakSeries, EndReason, IllegalMove, load_game, load_state
 from games.engine.cards import shuffled_deck
 from games.fairness import commitment_matches
 from games.models import Match, Move, Seat
 from games.rows import seat_indices
 
-# Engine end reasons; any other end_reason of a finished match is a forfeit code.
-ENGINE_END_REASONS = frozenset({"loser", "both_out", "repetition", "move_limit"})
+# A finished match's end_reason is one of these or a forfeit code ("timeout", "resign"...).
+ENGINE_END_REASONS = frozenset(EndReason)
 
 
 # Who holds the seats of a match is fixed once it has started (nothing changes a seat
