@@ -469,6 +469,7 @@ def run_service_costs(samples: int = 10) -> dict:
 
     from games.models import Match
     from games.rows import match_row
+    from games.seating import SeatHolder
     from games.selectors import match_state
     from games.services import match_create, match_move_submit
 
@@ -483,7 +484,7 @@ def run_service_costs(samples: int = 10) -> dict:
         rng = random.Random(seed)
         match = match_create(
             creator=user, game="durak", players=2, format="fool",
-            seats=[{"user": user}, {"user": user}],
+            seats=[SeatHolder(user=user), SeatHolder(user=user)],
         )  # fmt: skip
         while True:
             started = time.perf_counter()

@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from bots.driver import match_play_to_end
 from bots.models import Bot
 from games.models import Match, Seat
+from games.seating import SeatHolder
 from tournaments import elo
 from tournaments.models import LadderMatch, LadderPause, Rating
 from tournaments.pools import pool_of
@@ -111,7 +112,7 @@ def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
             players=players,
             deck_size=36 if game == "durak" else 32,
             format="deal",
-            seats=[{"bot": bot} for bot in order],
+            seats=[SeatHolder(bot=bot) for bot in order],
             move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
             rated=True,
             notify=False,  # play_ladder_match plays it

@@ -297,6 +297,7 @@ def _tournament_match_claim(tournament_match_id: int) -> int | None:
 
 
 def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Match:
+    from games.seating import SeatHolder
     from games.services import match_create
 
     bots = Bot.objects.in_bulk(tm.table)
@@ -306,7 +307,7 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
         "players": tournament.players,
         "deck_size": tournament.deck_size,
         "format": tournament.match_format,
-        "seats": [{"bot": bots[bot_id]} for bot_id in tm.table],
+        "seats": [SeatHolder(bot=bots[bot_id]) for bot_id in tm.table],
         "move_time_limit": tournament.move_time_limit,
         "dealer": 0,
         # This task plays the match itself: a turn notice would send a second worker to

@@ -17,6 +17,7 @@ from bots.services import builtin_bots_ensure
 from cardserver.celery import eager_tasks
 from games import services as match_services
 from games.models import Match
+from games.seating import SeatHolder
 from tournaments import services as tournament_services
 from tournaments.models import Tournament
 from tournaments.ratings import ratings_apply_pending, ratings_fit
@@ -60,7 +61,7 @@ def bot_match_play(game: str, bots: list[Bot], *, rated: bool = False, **options
         creator=None,
         game=game,
         players=len(bots),
-        seats=[{"bot": bot} for bot in bots],
+        seats=[SeatHolder(bot=bot) for bot in bots],
         rated=rated,
         move_time_limit=60.0,
         **options,
@@ -138,7 +139,7 @@ def _forfeited_match(bot: Bot, person) -> Match:
         creator=person,
         game="durak",
         players=2,
-        seats=[{"user": person}, {"bot": bot}],
+        seats=[SeatHolder(user=person), SeatHolder(bot=bot)],
         move_time_limit=60.0,
     )
     match.refresh_from_db()

@@ -20,6 +20,7 @@ import pytest
 from bots import services
 from bots.models import Bot, BotTurnLease
 from games.models import Match, Move
+from games.seating import SeatHolder
 from games.services import match_create
 from tests.bots.conftest import reply
 from tests.test_foundation import worker_database_url
@@ -103,8 +104,8 @@ def make_bots(user, url_base: str, prefix: str, count: int) -> list[Bot]:
 def start_matches(user, bots: list[Bot], opponent: Bot, time_limit: float) -> list[Match]:
     return [
         match_create(
-            creator=user, game="durak", players=2, seats=[{"bot": bot}, {"bot": opponent}],
-            move_time_limit=time_limit,
+            creator=user, game="durak", players=2, move_time_limit=time_limit,
+            seats=[SeatHolder(bot=bot), SeatHolder(bot=opponent)],
         )  # fmt: skip
         for bot in bots
     ]
