@@ -27,6 +27,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -38,6 +39,7 @@ from bots.driver import (
     bot_forfeit,
     bot_move_key,
     lease_claim,
+    lease_release,
 )
 from bots.models import BotTurnLease
 from bots.protocol import Fault, build_request, request_timed
@@ -117,6 +119,9 @@ def call_dispatch(call: dict) -> None:
 
     now = timezone.now()
     with transaction.atomic():
+        # The owner's row is the share's lock: two workers dispatching calls of one owner at
+        # once count one after the other, so the share is never exceeded.
+        list(get_user_model().objects.select_for_update().filter(pk=call["owner_id"]).values("pk"))
         in_flight = (
             BotTurnLease.objects.filter(calling_owner_id=call["owner_id"], expires_at__gt=now)
             .exclude(match_id=call["match_id"])
@@ -164,7 +169,8 @@ def call_make(call: dict) -> dict:
 
 def answer_play(call: dict, answer: dict) -> bool:
     """Play the bot's answer to the call, or forfeit its seat with the fault; return
-    whether a move was made (then the driver plays on with the call's claim).
+    whether a move was made (then the driver plays on with the call's claim, which is let
+    go otherwise).
 
     An answer whose call no longer holds the match's claim is dropped: another driver
     took the match after the claim lapsed and asks the bot again.
@@ -188,6 +194,7 @@ def answer_play(call: dict, answer: dict) -> bool:
             match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
             code=answer["fault"], detail=answer["detail"],
         )  # fmt: skip
+        lease_release(match_id, call["holder"])
         return False
     move = ArenaMove(
         seat=seat,
@@ -206,8 +213,10 @@ def answer_play(call: dict, answer: dict) -> bool:
             match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
             code=Fault.ILLEGAL_MOVE, detail=str(exc),
         )  # fmt: skip
+        lease_release(match_id, call["holder"])
         return False
     except TURN_GONE:
+        lease_release(match_id, call["holder"])
         return False
     if call["recovers"]:
         with transaction.atomic():

@@ -433,8 +433,13 @@ RATING_PROVISIONAL_WIDTH = 200.0
 # Times a tournament or ladder match may be started (a worker that died counts) before it
 # is given up as aborted: a match that kills its worker cannot loop for ever.
 TOURNAMENT_MAX_ATTEMPTS = 3
-# Seconds a running tournament match may go without a move before the watchdog sends it
-# to a worker again (its worker probably died with the broker message unacknowledged).
+# Seconds a running tournament match may go without a move, and with no bot driver's live
+# claim on it, before the watchdog (every 10 s) sends it to a worker again: its worker
+# died with the broker message unacknowledged, and a driver's claim lapses within
+# seconds of its death (bots.driver), so the match is taken up within about 30 s.
+TOURNAMENT_ABANDONED_AFTER = float(os.environ.get("TOURNAMENT_ABANDONED_AFTER") or 15.0)
+# Seconds a pending match of the current round may wait before the watchdog sends it
+# again (its round was never sent); long, since a match may wait behind a long queue.
 TOURNAMENT_STALE_AFTER = 300.0
 # The ladder: which tables it fills, how many per tick (beat runs the tick; its interval
 # is in the admin), how many of its matches may be unfinished at once, and after how many

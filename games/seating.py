@@ -26,6 +26,11 @@ class SeatedBot(Protocol):
     games: list[str]
     owner_id: int
     account_id: int | None
+    # Whether the arena makes the bot's moves (its seat goes to the bot driver), and
+    # whether MAX_OPEN_MATCHES_PER_BOT applies to it: the bot's own answers, so that
+    # games needs to know no bot kinds.
+    played_by_arena: bool
+    open_matches_capped: bool
 
 
 @dataclass(frozen=True, slots=True)

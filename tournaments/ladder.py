@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from bots.driver import match_play_to_end
 from bots.models import Bot
 from games.models import Match, Seat
+from games.seating import SeatHolder
 from tournaments import elo
 from tournaments.models import LadderMatch, LadderPause, Rating
 from tournaments.pools import pool_of
@@ -101,7 +102,6 @@ def _same_owner(a: Bot, b: Bot) -> bool:
 
 
 def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
-    from games.seating import SeatHolder
     from games.services import match_create
 
     order = list(table)

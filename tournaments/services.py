@@ -430,20 +430,35 @@ def matches_abort(*, match_ids: list[int], reason: str) -> None:
 def tournaments_watchdog(*, stale_after: float | None = None) -> list[int]:
     """Send again the matches of running tournaments that no worker is playing.
 
-    A match counts as abandoned when it is running with no move for ``stale_after``
-    seconds (default ``TOURNAMENT_STALE_AFTER``), or pending in its tournament's current
-    round for that long (the round was never sent: a crash between commit and send).
-    Return the ids of the tournament matches sent.
+    A running match counts as abandoned when no bot driver holds a live claim on it and
+    it has had no move for ``TOURNAMENT_ABANDONED_AFTER`` seconds: a driver renews its
+    claim while it plays (``bots.driver``), so a driver that died lets go within seconds.
+    A pending match counts as abandoned after ``TOURNAMENT_STALE_AFTER`` seconds in its
+    tournament's current round (the round was never sent: a crash between commit and
+    send); longer, because a pending match may wait its turn behind a long queue. A
+    given ``stale_after`` replaces both. Return the ids of the tournament matches sent.
     """
-    if stale_after is None:
-        stale_after = settings.TOURNAMENT_STALE_AFTER
-    cutoff = timezone.now() - timedelta(seconds=stale_after)
-    candidates = TournamentMatch.objects.filter(
-        tournament__status=Tournament.Status.RUNNING,
-        round=F("tournament__current_round"),
-        status__in=[TournamentMatch.Status.PENDING, TournamentMatch.Status.RUNNING],
-        updated_at__lte=cutoff,
-    ).filter(Q(match=None) | Q(match__turn_started_at=None) | Q(match__turn_started_at__lte=cutoff))
+    from bots.selectors import matches_claimed
+
+    now = timezone.now()
+    running_after = settings.TOURNAMENT_ABANDONED_AFTER if stale_after is None else stale_after
+    pending_after = settings.TOURNAMENT_STALE_AFTER if stale_after is None else stale_after
+    running_cutoff = now - timedelta(seconds=running_after)
+    pending_cutoff = now - timedelta(seconds=pending_after)
+    current = TournamentMatch.objects.filter(
+        tournament__status=Tournament.Status.RUNNING, round=F("tournament__current_round")
+    )
+    pending = Q(status=TournamentMatch.Status.PENDING, updated_at__lte=pending_cutoff)
+    running = (
+        Q(status=TournamentMatch.Status.RUNNING, updated_at__lte=running_cutoff)
+        & (
+            Q(match=None)
+            | Q(match__turn_started_at=None)
+            | Q(match__turn_started_at__lte=running_cutoff)
+        )
+        & ~Q(match_id__in=matches_claimed(now=now))
+    )
+    candidates = current.filter(pending | running)
     ids = list(candidates.order_by("index").values_list("pk", flat=True))
     if ids and not _INLINE.get():
         _send_round(ids)
