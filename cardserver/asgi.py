@@ -33,6 +33,9 @@ from django.core.asgi import get_asgi_application
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler
 
+from cardserver import serving
+from cardserver.serving import in_async_server
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardserver.settings")
 
 get_asgi_application()  # django.setup()
@@ -60,6 +63,7 @@ class LiveHandler(ASGIHandler):
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        in_async_server.set(True)
         await self.handle(scope, receive, send)
 
 
@@ -108,9 +112,7 @@ class Application:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                from games import live
-
-                live.shutdown_current()
+                serving.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

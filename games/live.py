@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
@@ -47,7 +46,8 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 from django.db.models import Q
 
-from games.events import MatchChanged, match_changed_subscribe
+from cardserver.serving import chain_signals, in_async_server, on_shutdown
+from games.events import MatchChanged, match_changed_subscribe, match_changed_unsubscribe
 
 logger = logging.getLogger(__name__)
 
@@ -86,11 +86,16 @@ def _reader_pool() -> ThreadPoolExecutor:
 
 
 async def run_sync(function: Callable[..., Any], *args: Any) -> Any:
-    """Run ``function(*args)`` (database work) in the live reader threads.
+    """Run ``function(*args)`` (database work) off the event loop.
 
-    A fixed pool, not a thread per request: each thread keeps one database connection,
-    checked as Django checks a request's (``CONN_MAX_AGE``, health checks) before each job.
+    In the server, in the live reader threads: a fixed pool, not a thread per request;
+    each thread keeps one database connection, checked as Django checks a request's
+    (``CONN_MAX_AGE``, health checks) before each job.
     """
+    # Run otherwise (Django's test client, a WSGI server), an async view's reads stay in
+    # the request's own thread, with its connection and transaction, as Django does.
+    if not in_async_server.get():
+        return await sync_to_async(function)(*args)
 
     def job() -> Any:
         close_old_connections()
@@ -264,7 +269,9 @@ def _poll_changes(
         before = seen.get(match_id)
         now = (ply, status, to_move)
         now_seen[match_id] = now
-        if before == now or (before is None and max_id is None):
+        # A match seen for the first time wakes its waiters too: one that registered after
+        # the last tick may have read it before the change this tick shows.
+        if before == now:
             continue
         change = _change_between(before, now)
         message = _message(match_id, change, ply, status, to_move)
@@ -307,7 +314,8 @@ def hub() -> Hub:
     loop = asyncio.get_running_loop()
     if _hub is None or _hub.loop is not loop or _hub.loop.is_closed():
         _hub = Hub(loop)
-        _chain_shutdown_signals(_hub)
+        on_shutdown(shutdown_current)
+        chain_signals(loop)
     return _hub
 
 
@@ -315,25 +323,6 @@ def shutdown_current() -> None:
     """End this process's streams with their reconnect event (the server is stopping)."""
     if _hub is not None:
         _hub.shutdown()
-
-
-def _chain_shutdown_signals(current: Hub) -> None:
-    """On SIGTERM/SIGINT, end the streams (reconnect event) before the server's own handler.
-
-    The server stops accepting and waits for open responses to finish; a stream would
-    otherwise hold it until the graceful timeout and then be cut without a word.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        previous = signal.getsignal(signum)
-
-        def handler(number, frame, previous=previous) -> None:
-            current.loop.call_soon_threadsafe(current.shutdown)
-            if callable(previous):
-                previous(number, frame)
-
-        signal.signal(signum, handler)
 
 
 # --- Publishing, in the process that committed ------------------------------------------
@@ -405,5 +394,6 @@ def live_publish_connect() -> None:
     match_changed_subscribe(_publish)
 
 
-def publisher() -> Callable[[MatchChanged], None]:
-    return _publish
+def live_publish_disconnect() -> None:
+    """Stop publishing (tests: changes then reach waiters only through the embedded poll)."""
+    match_changed_unsubscribe(_publish)

@@ -59,6 +59,12 @@ def _forget_seat_holders():
     selectors = sys.modules.get("games.selectors")
     if selectors is not None:
         selectors.seats_forget_all()
+    live = sys.modules.get("games.live")
+    if live is not None:
+        live.forget_holders()
+    streams = sys.modules.get("games.streams")
+    if streams is not None:
+        streams.forget_public_batches()
 
 
 @pytest.fixture

@@ -1,0 +1,121 @@
+"""A real ASGI server for the live tests: uvicorn serving ``cardserver.asgi`` in a thread.
+
+In the test's own process, so it reads the test database whatever it is (SQLite's
+shared in-memory one included) and the test can commit moves that it must then announce;
+over real sockets, so streams, keep-alive and disconnects are the server's, not a test
+client's. With ``LIVE_PUBSUB_URL`` (the Redis pass) wake-ups go through Redis pub/sub.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import uvicorn
+
+from tests.ops.services import free_port
+
+
+class LiveServer:
+    def __init__(self) -> None:
+        from cardserver.asgi import application
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            application, host="127.0.0.1", port=self.port, lifespan="on",
+            log_level="warning", access_log=False, timeout_graceful_shutdown=5,
+        )  # fmt: skip
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown_streams()
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    def shutdown_streams(self) -> None:
+        """What SIGTERM does first: tell every open stream to reconnect."""
+        from cardserver import serving
+        from games import live
+
+        hub = live._hub
+        if hub is not None and not hub.loop.is_closed():
+            hub.loop.call_soon_threadsafe(serving.shutdown)
+
+
+def headers_for(token: str | None, **more: str) -> dict[str, str]:
+    headers = dict(more)
+    if token:
+        headers["Authorization"] = f"Token {token}"
+    return headers
+
+
+class EventReader:
+    """Read the events of an open SSE or NDJSON response, one at a time, with a timeout."""
+
+    def __init__(self, response: httpx.Response, ndjson: bool = False) -> None:
+        self.response = response
+        self.ndjson = ndjson
+        self.lines = response.iter_lines()
+
+    def next(self) -> dict:
+        """Return the next event as ``{"event", "id", "data"}`` (keep-alives skipped)."""
+        if self.ndjson:
+            for line in self.lines:
+                if line.strip():
+                    return json.loads(line)
+            raise EOFError("the stream ended")
+        event: dict = {}
+        for line in self.lines:
+            if not line:
+                if "event" in event:
+                    return event
+                event = {}
+                continue
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "event":
+                event["event"] = value
+            elif name == "id":
+                event["id"] = int(value)
+            elif name == "data":
+                event["data"] = json.loads(value)
+        raise EOFError("the stream ended")
+
+    def until(self, name: str, limit: int = 10_000) -> list[dict]:
+        """Return every event up to and including the first named ``name``."""
+        seen = []
+        for _ in range(limit):
+            seen.append(self.next())
+            if seen[-1]["event"] == name:
+                return seen
+        raise AssertionError(f"no {name} event in {limit}")
+
+
+@contextlib.contextmanager
+def open_stream(
+    client: httpx.Client, path: str, *, token: str | None = None, ndjson: bool = False,
+    last_event_id: int | None = None,
+) -> Iterator[EventReader]:
+    headers = headers_for(token)
+    if ndjson:
+        headers["Accept"] = "application/x-ndjson"
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = str(last_event_id)
+    with client.stream("GET", path, headers=headers) as response:
+        assert response.status_code == 200, response.read()
+        yield EventReader(response, ndjson=ndjson)
