@@ -132,28 +132,52 @@ def test_a_stream_cut_off_resumes_with_last_event_id_missing_no_move(server, pla
 
 
 def test_the_account_stream_announces_the_match_every_turn_and_the_end(server, players):
+    """Seat 0 is played by a client that moves only when its account stream says so (as
+    bots/kit/client.py does): a turn not announced would stall the match."""
     users, tokens = players
-    seen: list = []
-    ready = threading.Event()
-    thread = collect(server, "/api/v1/stream/events/", tokens[0], seen, ndjson=True,
-                     ready=ready, until="match_finished")  # fmt: skip
-    # The first event comes only with a match: start one once the stream is open.
-    time.sleep(0.3)
-    match = start_match(users)
-    assert ready.wait(10)
-    last = play_over_http(server, match, tokens)
-    thread.join(30)
+    rng = random.Random(2)
+    with httpx.Client(base_url=server.url, timeout=10) as client, open_stream(
+        client, "/api/v1/stream/events/", token=tokens[0], ndjson=True
+    ) as account:
+        match = start_match(users)
+        other = threading.Thread(target=play_by_waiting, args=(server, match, tokens[1]))
+        other.start()
+        seen = []
+        while not seen or seen[-1]["event"] != "match_finished":
+            seen.append(account.next())
+            if seen[-1]["event"] == "your_turn":
+                turn = seen[-1]["data"]
+                answer = client.post(
+                    f"/api/v1/matches/{turn['match']}/moves/", headers=headers_for(tokens[0]),
+                    json={"ply": turn["ply"], "move": rng.choice(turn["legal_moves"])},
+                )  # fmt: skip
+                assert answer.status_code == 200, answer.text
+        other.join(30)
     assert seen[0]["event"] == "match_started" and seen[0]["data"]["match"] == match.pk
-    assert seen[-1]["event"] == "match_finished"
+    assert seen[0]["data"]["your_seats"] == [0]
     assert seen[-1]["data"]["result"] is not None
-    turns = [e["data"] for e in seen if e["event"] == "your_turn"]
-    match.refresh_from_db()
-    my_turn_plies = sorted(
-        {m.ply for m in match.moves.all() if m.seat == 0}
-    )  # every ply at which seat 0 had to move (and moved)
-    assert [t["ply"] for t in turns] == my_turn_plies
-    assert all(t["legal_moves"] and t["seat"] == 0 for t in turns)
-    assert last == match.ply
+    turns = [e["data"]["ply"] for e in seen if e["event"] == "your_turn"]
+    assert turns == [m.ply for m in match.moves.order_by("ply") if m.seat == 0]
+
+
+def play_by_waiting(server: LiveServer, match: Match, token: str) -> None:
+    """Play seat 1 as an old client does: long-poll ``wait/``, move on its turn."""
+    rng = random.Random(4)
+    base = f"/api/v1/matches/{match.pk}"
+    with httpx.Client(base_url=server.url, timeout=15) as client:
+        after = 0
+        while True:
+            view = client.get(
+                f"{base}/wait/?timeout=10&after_ply={after}", headers=headers_for(token)
+            ).json()
+            if view["status"] != "active":
+                return
+            after = view["ply"]
+            if view["your_turn"]:
+                client.post(
+                    f"{base}/moves/", headers=headers_for(token),
+                    json={"ply": after, "move": rng.choice(view["legal_moves"])},
+                )  # fmt: skip
 
 
 def test_wait_keeps_its_contract_and_wakes_on_a_move(server, players):
