@@ -2,10 +2,14 @@
 
     python -m benchmarks.api --db postgres [--seconds 20] [--repeats 3] [--clients 16]
                              [--rate 100] [--workers 2] [--threads 8] [--worker]
+                             [--servers asgi,gthread]
 
 It creates a fresh PostgreSQL database (dropped at the end), migrates it, starts
-gunicorn (``--workers`` processes, gthread, ``--threads`` each) on 127.0.0.1 with
-``DEBUG=0``, creates users with tokens, and measures, ``--repeats`` times each:
+gunicorn on 127.0.0.1 with ``DEBUG=0`` in each shape of ``--servers`` (``asgi``: the
+production shape, uvicorn workers on ``cardserver.asgi`` with the sync API in a pool of
+``--threads`` threads; ``gthread``: the former one, gthread workers on
+``cardserver.wsgi``), ``--workers`` processes each, creates users with tokens, and
+measures, ``--repeats`` times each, the shapes taking turns within every repeat:
 
 (a) throughput at saturation: ``--clients`` threads, each playing its own 2-player Durak
     match in which its user holds both seats, as fast as it can: ``GET .../me/`` (the
@@ -65,6 +69,11 @@ import httpx
 BASE_DIR = Path(__file__).resolve().parent.parent
 PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 REDIS_DB = 14
+# gunicorn's arguments for each server shape (cardserver/gunicorn.py gives the rest).
+SHAPES = {
+    "asgi": ["cardserver.asgi:application"],
+    "gthread": ["cardserver.wsgi", "--worker-class", "gthread"],
+}
 
 
 # --- Environment ------------------------------------------------------------------------
@@ -103,13 +112,16 @@ def _pg(*args: str) -> None:
 
 
 class Server:
-    """A fresh database and gunicorn serving the project on it."""
+    """A fresh database and gunicorn serving the project on it, once per server shape."""
 
     def __init__(
-        self, *, workers: int, threads: int, worker: bool, var_dir: Path, log: Path | None = None
+        self, *, workers: int, threads: int, worker: bool, var_dir: Path, log: Path | None = None,
+        shapes: tuple[str, ...] = ("asgi",),
     ) -> None:
         self.database = f"cardserver_bench_{os.getpid()}"
-        self.port = _free_port()
+        self.shapes = shapes
+        self.ports = {shape: _free_port() for shape in shapes}
+        self.port = self.ports[shapes[0]]
         self.broker = _redis_url()
         self.env = {
             **os.environ,
@@ -138,22 +150,23 @@ class Server:
             [python, "manage.py", "migrate", "--noinput", "-v", "0"],
             cwd=BASE_DIR, env=self.env, check=True,
         )  # fmt: skip
-        # The production configuration (cardserver/gunicorn.py: gthread, JSON access
-        # log), its log lines written nowhere.
-        gunicorn = [
-            python, "-m", "gunicorn", "-c", "python:cardserver.gunicorn", "cardserver.wsgi",
-            "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
-            "--threads", str(self.threads),
-        ]  # fmt: skip
-        self.processes.append(
-            subprocess.Popen(
-                gunicorn,
-                cwd=BASE_DIR,
-                env=self.env | {"LOG_LEVEL": "INFO"},
-                stdout=open(self.log, "ab") if self.log else subprocess.DEVNULL,  # noqa: SIM115
-                stderr=subprocess.STDOUT,
+        # The production configuration (cardserver/gunicorn.py, JSON access log), its
+        # log lines written nowhere.
+        for shape, port in self.ports.items():
+            gunicorn = [
+                python, "-m", "gunicorn", "-c", "python:cardserver.gunicorn",
+                *SHAPES[shape], "--bind", f"127.0.0.1:{port}", "--workers", str(self.workers),
+                "--threads", str(self.threads),
+            ]  # fmt: skip
+            self.processes.append(
+                subprocess.Popen(
+                    gunicorn,
+                    cwd=BASE_DIR,
+                    env=self.env | {"LOG_LEVEL": "INFO", "GUNICORN_THREADS": str(self.threads)},
+                    stdout=open(self.log, "ab") if self.log else subprocess.DEVNULL,  # noqa: SIM115
+                    stderr=subprocess.STDOUT,
+                )
             )
-        )
         if self.worker:
             self.processes.append(
                 subprocess.Popen(
@@ -174,13 +187,22 @@ class Server:
                 )  # fmt: skip
             )
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.url}/api/v1/health/").status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        raise RuntimeError("gunicorn did not answer within 30 s")
+        for shape in self.shapes:
+            self.use(shape)
+            while True:
+                try:
+                    if httpx.get(f"{self.url}/api/v1/health/").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("gunicorn did not answer within 30 s") from None
+                    time.sleep(0.2)
+        self.use(self.shapes[0])
+        return self
+
+    def use(self, shape: str) -> None:
+        """Make ``url`` and ``port`` those of the server of ``shape``."""
+        self.port = self.ports[shape]
 
     @property
     def url(self) -> str:
@@ -618,6 +640,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--worker", action="store_true", help="run a Celery worker too")
+    parser.add_argument(
+        "--servers", default="asgi", help="server shapes, taking turns: asgi, gthread or both"
+    )
     parser.add_argument("--parts", default="abc", help="which parts to run, e.g. ab")
     parser.add_argument(
         "--idle-below",
@@ -648,13 +673,17 @@ def main() -> None:
             worker=args.worker,
             var_dir=Path(var_dir),
             log=args.server_log,
+            shapes=tuple(args.servers.split(",")),
         ) as server,
     ):
         _setup_django(server)
         tokens = _tokens(args.clients + args.lanes)
         names = [_username(t) for t in tokens]
-        throughput, latency = [], []
-        for repeat in range(args.repeats):
+        results = {shape: ([], []) for shape in server.shapes}
+        for repeat, shape in [(r, s) for r in range(args.repeats) for s in server.shapes]:
+            server.use(shape)
+            throughput, latency = results[shape]
+            print(f"-- {shape}", flush=True)
             if "a" in args.parts:
                 wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
                 speed = calibrate()
@@ -680,24 +709,31 @@ def main() -> None:
             wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
             service = run_service_costs()
 
-    print()
-    print(
-        f"Python {platform.python_version()}, {os.cpu_count()} cores, gunicorn "
-        f"{args.workers} workers x {args.threads} threads (gthread), PostgreSQL, "
-        f"broker {'Redis' if server.broker else 'embedded'}"
-        f"{' + Celery worker' if args.worker else ''}; load generator {args.http}; "
-        f"{args.repeats} runs of {args.seconds:g} s; median (min-max)"
-    )
-    if throughput:
-        _print_throughput(args, throughput)
-    if latency:
-        _print_latency(args, latency)
+    for shape, (throughput, latency) in results.items():
+        print()
+        print(
+            f"Python {platform.python_version()}, {os.cpu_count()} cores, gunicorn "
+            f"{args.workers} workers x {args.threads} threads ({SHAPE_NAMES[shape]}), "
+            f"PostgreSQL, broker {'Redis' if server.broker else 'embedded'}"
+            f"{' + Celery worker' if args.worker else ''}; load generator {args.http}; "
+            f"{args.repeats} runs of {args.seconds:g} s; median (min-max)"
+        )
+        if throughput:
+            _print_throughput(args, throughput)
+        if latency:
+            _print_latency(args, latency)
     if service:
         _print_service(service)
     if args.json:
-        args.json.write_text(
-            json.dumps({"throughput": throughput, "latency": latency, "service": service}, indent=2)
-        )
+        first = results[server.shapes[0]]
+        figures = {"throughput": first[0], "latency": first[1], "service": service}
+        figures["shapes"] = {
+            name: {"throughput": runs[0], "latency": runs[1]} for name, runs in results.items()
+        }
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+SHAPE_NAMES = {"asgi": "uvicorn workers, sync API in a thread pool", "gthread": "gthread"}
 
 
 def _quiet(runs: list[dict], args) -> list[dict]:

@@ -1,9 +1,16 @@
-"""A real ASGI server for the live tests: uvicorn serving ``cardserver.asgi`` in a thread.
+"""A real ASGI server for tests: uvicorn serving ``cardserver.asgi`` in a thread.
 
 In the test's own process, so it reads the test database whatever it is (SQLite's
 shared in-memory one included) and the test can commit moves that it must then announce;
 over real sockets, so streams, keep-alive and disconnects are the server's, not a test
 client's. With ``LIVE_PUBSUB_URL`` (the Redis pass) wake-ups go through Redis pub/sub.
+The browser tests use it as their ``live_server`` (tests/web/conftest.py), with the
+static files served from the apps' folders as pytest-django's own server does.
+
+On SQLite the test database is one in-memory database shared by the connections of every
+thread (shared cache), where a read that meets another connection's write fails at once
+("database table is locked") instead of waiting as on a file; the server's connections
+read uncommitted rows, which lifts that (and changes nothing on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -20,14 +27,42 @@ import uvicorn
 from tests.ops.services import free_port
 
 
+def _read_uncommitted(sender, connection, **kwargs) -> None:
+    if connection.vendor == "sqlite" and "memory" in str(connection.settings_dict["NAME"]):
+        connection.cursor().execute("PRAGMA read_uncommitted = 1")
+
+
+def _with_static_files(application):
+    """Serve /static/ from the apps' folders (no collectstatic), the rest by ``application``."""
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+    static = ASGIStaticFilesHandler(application)
+
+    async def app(scope, receive, send):
+        if scope["type"] == "http" and scope["path"].startswith("/static/"):
+            return await static(scope, receive, send)
+        return await application(scope, receive, send)
+
+    return app
+
+
 class LiveServer:
-    def __init__(self) -> None:
+    def __init__(self, *, static_files: bool = False) -> None:
+        from django.db.backends.signals import connection_created
+        from django.test.utils import modify_settings
+
         from cardserver.asgi import application
 
+        connection_created.connect(_read_uncommitted, dispatch_uid="live-read-uncommitted")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        # What pytest-django's live server changes for each test that uses it.
+        self._live_server_modified_settings = modify_settings(
+            ALLOWED_HOSTS={"append": "127.0.0.1"}
+        )
+        app = _with_static_files(application) if static_files else application
         config = uvicorn.Config(
-            application, host="127.0.0.1", port=self.port, lifespan="on",
+            app, host="127.0.0.1", port=self.port, lifespan="on",
             log_level="warning", access_log=False, timeout_graceful_shutdown=5,
         )  # fmt: skip
         self.server = uvicorn.Server(config)
