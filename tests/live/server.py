@@ -81,6 +81,29 @@ class LiveServer:
         self.shutdown_streams()
         self.server.should_exit = True
         self.thread.join(10)
+        self.close_connections()
+
+    def close_connections(self) -> None:
+        """Close the database connections of the server's threads (so that the test database
+        can be dropped): one job per thread, held at a barrier until each thread has one."""
+        from django.db import connections
+
+        from cardserver.asgi import application
+        from games import live
+
+        for pool in (application.wsgi.executor, live._executor):
+            if pool is None:
+                continue
+            threads = pool._max_workers
+            barrier = threading.Barrier(threads, timeout=5)
+
+            def close(barrier=barrier) -> None:
+                connections.close_all()
+                with contextlib.suppress(threading.BrokenBarrierError):
+                    barrier.wait()
+
+            for future in [pool.submit(close) for _ in range(threads)]:
+                future.result(10)
 
     def shutdown_streams(self) -> None:
         """What SIGTERM does first: tell every open stream to reconnect."""

@@ -63,16 +63,6 @@ def live_demo(transactional_db, celery_eager):
     return demo_arena(rated_matches=3, fit_bootstraps=10, volynshchik=False, tournament=False)
 
 
-@pytest.fixture(scope="session")
-def live_server():
-    """The production server shape (uvicorn on ``cardserver.asgi``) in place of
-    pytest-django's WSGI one: the pages follow matches through streams, which need it."""
-    from tests.live.server import LiveServer
-
-    with LiveServer(static_files=True) as server:
-        yield server
-
-
 # --- Browser ----------------------------------------------------------------------------
 
 
