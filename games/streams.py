@@ -195,28 +195,34 @@ def forget_public_batches() -> None:
         _public_batches.clear()
 
 
-def match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list, tuple, bool]:
+def match_batch(
+    plan: StreamPlan, since: tuple[int, str] | None, hint: tuple[int, str] | None = None
+) -> tuple[list, tuple, bool]:
     """Return the events after ``since`` (ply, status): each new move, then the view.
 
     Returns ``(events, (ply, status), ended)``; ``events`` is a list of
     ``(name, id, data)``. A spectator's batches are shared by every spectator at the same
-    point (one read for all of them).
+    point (one read for all of them); ``hint`` is where the wake-up said the match is.
     """
     if not plan.mine:
-        progress = match_progress(plan.match_id)
+        progress = hint or match_progress(plan.match_id)
         if progress is not None:
             key = (plan.match_id, since, progress[0], progress[1])
-            with _public_lock:
-                cached = _public_batches.get(key)
-            if cached is not None:
-                return cached
-            found = _match_batch(plan, since)
-            with _public_lock:
-                _public_batches[key] = found
-                while len(_public_batches) > _PUBLIC_MAX:
-                    _public_batches.popitem(last=False)
+            found = public_batch(key)
+            if found is None:
+                found = _match_batch(plan, since)
+                with _public_lock:
+                    _public_batches[key] = found
+                    while len(_public_batches) > _PUBLIC_MAX:
+                        _public_batches.popitem(last=False)
             return found
     return _match_batch(plan, since)
+
+
+def public_batch(key: tuple) -> tuple[list, tuple, bool] | None:
+    """Return the spectators' batch for ``(match, since, ply, status)`` if one was read."""
+    with _public_lock:
+        return _public_batches.get(key)
 
 
 def _match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list, tuple, bool]:
@@ -261,6 +267,25 @@ async def run_match_stream(request: HttpRequest, plan: StreamPlan) -> HttpRespon
     return stream_response(plan.media_type, _match_events(plan, lease))
 
 
+_reading: dict[tuple, asyncio.Future] = {}
+
+
+async def _shared_public_batch(plan: StreamPlan, since, hint) -> tuple[list, tuple, bool]:
+    """A spectator's batch: taken from the cache, or read once for every spectator woken
+    by the same change (they all wait on one read, not one read each)."""
+    key = (plan.match_id, since, *hint)
+    found = public_batch(key)
+    if found is not None:
+        return found
+    reading = _reading.get(key)
+    if reading is None:
+        reading = asyncio.ensure_future(live.run_sync(match_batch, plan, since, hint))
+        _reading[key] = reading
+        reading.add_done_callback(lambda _, key=key: _reading.pop(key, None))
+    # Shielded: a spectator that leaves does not cancel the read the others wait for.
+    return await asyncio.shield(reading)
+
+
 async def _match_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes]:
     hub = live.hub()
     waiter = hub.waiter([live.match_key(plan.match_id)])  # before the first read
@@ -271,20 +296,29 @@ async def _match_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes]:
         since = None
         if plan.after_ply is not None:
             since = (plan.after_ply, "")  # resume: the moves after it, then the view
+        hint = None
         while True:
             if hub.closing:
                 yield reconnect(media)
                 return
-            waiter.take()
-            waiter.overflowed = False
-            events, since, ended = await live.run_sync(match_batch, plan, since)
+            if hint is not None and not plan.mine:
+                found = await _shared_public_batch(plan, since, hint)
+            else:
+                found = await live.run_sync(match_batch, plan, since, hint)
+            events, since, ended = found
             chunk = b"".join(encode(media, name, data, event_id) for name, event_id, data in events)
             if chunk:
                 yield chunk
             if ended:
                 return
-            if not await waiter.wait(settings.LIVE_KEEPALIVE):
-                yield keep_alive(media)
+            while not await waiter.wait(settings.LIVE_KEEPALIVE):
+                yield keep_alive(media)  # nothing changed: nothing to read
+            messages = waiter.take()
+            hint = None
+            if messages and not waiter.overflowed:
+                newest = max(messages, key=lambda m: (m["ply"], m["status"] in TERMINAL))
+                hint = (newest["ply"], newest["status"])
+            waiter.overflowed = False
     finally:
         waiter.close()
         lease.release()
@@ -389,16 +423,12 @@ async def _account_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes
             chunk = b"".join(encode(media, name, data) for name, data in events)
             if chunk:
                 yield chunk
-            if not await waiter.wait(settings.LIVE_KEEPALIVE):
-                yield keep_alive(media)
-                messages = []
-                continue
+            while not await waiter.wait(settings.LIVE_KEEPALIVE):
+                yield keep_alive(media)  # nothing changed: nothing to read
             messages = waiter.take()
-            if waiter.overflowed:
+            if waiter.overflowed:  # messages were lost: look at every match again
                 waiter.overflowed = False
                 messages = None
-            elif not messages:
-                messages = [] if not hub.closing else messages
     finally:
         waiter.close()
         lease.release()

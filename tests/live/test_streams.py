@@ -327,3 +327,90 @@ def test_the_embedded_hub_wakes_streams_from_another_process_s_moves(server, pla
             assert turn["event"] == "your_turn" and turn["data"]["ply"] == 1
     finally:
         live.live_publish_connect()
+
+
+async def _hold_streams(url: str, path: str, count: int, opened: threading.Event) -> list:
+    """Open ``count`` SSE streams on ``path``; return each one's event (name, id) list.
+    ``opened`` is set once every stream has shown its first view."""
+    import asyncio
+
+    host, port = url.removeprefix("http://").split(":")
+    seen: list[list] = [[] for _ in range(count)]
+    ready = [0]
+
+    async def one(index: int) -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        event_id = None
+        try:
+            while True:
+                line = await asyncio.wait_for(reader.readline(), 60)
+                if not line:
+                    return
+                if line.startswith(b"id: "):
+                    event_id = int(line[4:])
+                elif line.startswith(b"event: "):
+                    name = line[7:].strip().decode()
+                    seen[index].append((name, event_id))
+                    if len(seen[index]) == 1:  # its first view: the stream is under way
+                        ready[0] += 1
+                        if ready[0] == count:
+                            opened.set()
+                    if name == "end":
+                        return
+        finally:
+            writer.close()
+
+    await asyncio.gather(*(one(i) for i in range(count)))
+    return seen
+
+
+@pytest.mark.real_services
+def test_500_streams_see_every_ply_while_a_client_plays_and_gets_stay_answered(
+    server, players
+):
+    import asyncio
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(max(soft, 4096), hard), hard))
+    users, tokens = players
+    match = start_match(users)
+    path = f"/api/v1/matches/{match.pk}/stream/"
+    opened = threading.Event()
+    found: dict = {}
+    caps = override_settings(LIVE_MAX_STREAMS_PER_IP=0)
+    with caps:
+        holder = threading.Thread(
+            target=lambda: found.update(
+                seen=asyncio.run(_hold_streams(server.url, path, 500, opened))
+            )
+        )
+        holder.start()
+        assert opened.wait(60), "500 streams did not open"
+        probe: list[int] = []
+
+        def get_games() -> None:
+            with httpx.Client(base_url=server.url, timeout=5) as client:
+                while holder.is_alive() and len(probe) < 200:
+                    probe.append(client.get("/api/v1/games/").status_code)
+                    time.sleep(0.05)
+
+        prober = threading.Thread(target=get_games)
+        prober.start()
+        last = play_over_http(server, match, tokens, moves=20)
+        with httpx.Client(base_url=server.url, timeout=10) as client:  # then the end
+            resigned = client.post(
+                f"/api/v1/matches/{match.pk}/resign/", headers=headers_for(tokens[0]), json={}
+            )
+            assert resigned.status_code == 200, resigned.text
+        holder.join(60)
+        prober.join(10)
+    assert probe and set(probe) == {200}  # every GET answered within its 5 s timeout
+    for events in found["seen"]:
+        assert events[0] == ("state", 0)
+        moves = [event_id for name, event_id in events if name == "move"]
+        assert moves == list(range(1, last + 1))
+        assert events[-1][0] == "end"
