@@ -72,7 +72,8 @@ REDIS_DB = 14
 # gunicorn's arguments for each server shape (cardserver/gunicorn.py gives the rest).
 SHAPES = {
     "asgi": ["cardserver.asgi:application"],
-    "gthread": ["cardserver.wsgi", "--worker-class", "gthread"],
+    # The former shape exactly: gthread workers, gunicorn's keep-alive of 2 s.
+    "gthread": ["cardserver.wsgi", "--worker-class", "gthread", "--keep-alive", "2"],
 }
 
 
