@@ -33,6 +33,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="needs CARDSERVER_REAL_SERVICES=1"))
 
 
+@pytest.fixture(scope="session")
+def live_server(django_db_setup):
+    """The production server shape (uvicorn on ``cardserver.asgi``, tests/live/server.py)
+    in place of pytest-django's WSGI server: pages and client bots follow matches through
+    streams, which need it. pytest-django still gives its tests ``transactional_db``."""
+    from tests.live.server import LiveServer
+
+    with LiveServer(static_files=True) as server:
+        yield server
+
+
 @pytest.fixture(autouse=True)
 def fresh_rate_limits():
     """Start every test with no API request counted against the rate limits.
@@ -59,6 +70,12 @@ def _forget_seat_holders():
     selectors = sys.modules.get("games.selectors")
     if selectors is not None:
         selectors.seats_forget_all()
+    live = sys.modules.get("games.live")
+    if live is not None:
+        live.forget_holders()
+    streams = sys.modules.get("games.streams")
+    if streams is not None:
+        streams.forget_public_batches()
 
 
 @pytest.fixture

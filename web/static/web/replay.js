@@ -2,7 +2,7 @@
  *
  * Buttons, the slider and the keyboard (arrows, Home, End, space) move through the
  * steps; the address keeps ?ply=N so a link points at a given move. A match still in
- * play is followed live with the long-poll GET /api/v1/matches/<id>/wait/.
+ * play is followed live through its stream, GET /api/v1/matches/<id>/stream/ (EventSource).
  */
 (function () {
   "use strict";
@@ -163,18 +163,29 @@
     return atEnd;
   }
 
-  async function follow() {
-    // A match in play: wait for its next move, then load the new steps.
+  function follow() {
+    // A match in play: its stream sends a state event after every change; the new steps
+    // are then loaded (one load at a time; a change meanwhile loads once more).
     following = true;
-    while (following && replay && !replay.complete && replay.status === "active") {
-      const wait = await A.api(config.wait_url + "?after_ply=" + replay.ply + "&timeout=25");
-      if (!wait.ok) { await new Promise((r) => setTimeout(r, 3000)); continue; }
-      if (wait.data.ply !== replay.ply || wait.data.status !== "active") {
+    const source = new EventSource(config.stream_url + "?after_ply=" + replay.ply);
+    let loading = false;
+    let again = false;
+    async function update() {
+      if (loading) { again = true; return; }
+      loading = true;
+      do {
+        again = false;
         const atEnd = await load();
         if (atEnd) show(steps.length - 1);
-        if (replay.status !== "active") window.location.reload();
-      }
+      } while (again);
+      loading = false;
+      if (replay.status !== "active") { source.close(); window.location.reload(); }
     }
+    source.addEventListener("state", (event) => {
+      const data = JSON.parse(event.data);
+      if (data.ply !== replay.ply || data.status !== replay.status) update();
+    });
+    source.addEventListener("end", () => { source.close(); update(); });
   }
 
   load().then(() => {
