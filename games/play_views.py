@@ -32,8 +32,7 @@ from games.api import (
     my_seat,
 )
 from games.models import Match
-from games.rows import match_progress
-from games.selectors import match_state, seats_of, seats_remember
+from games.selectors import seats_of, seats_remember
 from games.serializers import (
     MAX_TIMEOUT,
     MatchDetailSerializer,
