@@ -309,6 +309,9 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "").strip() or "filesystem://"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # The embedded broker: messages are files, so development needs no broker server.
+    # kombu's filesystem transport, writing and claiming each file atomically and dropping
+    # an unreadable one instead of stopping the worker (cardserver/broker.py).
+    CELERY_BROKER_TRANSPORT = "cardserver.broker:Transport"
     # Producer and consumer share one configuration, so messages are written to and read
     # from the same folder. Fanout (worker remote control) keeps its tables in `control`.
     _celery_dir = VAR_DIR / "celery"
@@ -370,7 +373,9 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 }
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's scheduler (periodic tasks in the database, edited in the admin),
+# which exits at once when another beat of the same database runs (cardserver/beat.py).
+CELERY_BEAT_SCHEDULER = "cardserver.beat:LockedDatabaseScheduler"
 
 # The health check (GET /api/v1/health/): seconds to wait for the broker's answer and for
 # the workers' answers to a ping, and for how long the workers' answer is reused.
