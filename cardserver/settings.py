@@ -177,17 +177,35 @@ else:
 
 DATABASES = {"default": _database}
 
-# The cache holds the API's rate-limit counters. Several web processes (gunicorn workers,
-# machines) share them only through a cache server: CACHE_URL=redis://host:6379/1.
+# The cache holds the API's rate-limit counters, which every web process must share for
+# a limit to mean what it says: CACHE_URL=redis://host:6379/1 when given; otherwise the
+# broker's Redis when the broker is Redis; otherwise a table of the database
+# (`manage.py createcachetable`, which run-dev and compose's migrate step run), so that
+# the embedded default's processes share them too.
 CACHE_URL = os.environ.get("CACHE_URL", "").strip()
+_broker_url = os.environ.get("CELERY_BROKER_URL", "").strip()
+if not CACHE_URL and _broker_url.startswith(("redis://", "rediss://")):
+    CACHE_URL = _broker_url
 if CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            # Keys apart from the broker's when both share a Redis database.
+            "KEY_PREFIX": "cache",
+        }
     }
 elif CACHE_URL:
     raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r}: give a redis:// URL, or nothing.")
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "cardserver.cache.DatabaseCache",
+            "LOCATION": "cardserver_cache",
+            # Counters of a busy minute must not be culled while they count.
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth, i18n -------------------------------------------------------------------------
@@ -237,8 +255,10 @@ REST_FRAMEWORK = {
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Rates per scope below; cardserver/throttling.py says which requests count where.
     "DEFAULT_THROTTLE_CLASSES": ["cardserver.throttling.ArenaThrottle"],
-    # Proxies in front of the server whose X-Forwarded-For gives the client's IP.
-    "NUM_PROXIES": int(os.environ.get("API_NUM_PROXIES") or 0) or None,
+    # Proxies in front of the server whose X-Forwarded-For gives the client's IP. 0 (not
+    # None, which would make DRF take the whole header as the client) is REMOTE_ADDR,
+    # whatever a client writes in X-Forwarded-For.
+    "NUM_PROXIES": int(os.environ.get("API_NUM_PROXIES") or 0),
 }
 
 # Requests per client and scope (cardserver/throttling.py): THROTTLE_<SCOPE>=<n>/<second,

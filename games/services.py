@@ -94,6 +94,7 @@ def match_create(
     dealer: int = 0,
     decks_trusted: bool = False,
     notify: bool = True,
+    by_arena: bool = False,
 ) -> Match:
     """Create a match; start it at once if every seat is held.
 
@@ -104,6 +105,8 @@ def match_create(
     tournament's own seed, never a player), and a rated match may use them. With
     ``notify`` false no message is sent when it starts (no turn notice, no deadline
     watch): the caller plays its bots' turns itself (the tournament and ladder tasks).
+    ``by_arena``: the arena seats the bots (tournaments, the ladder), not ``creator``,
+    who may otherwise seat only bots of their own and built-in ones (``bot_seat_check``).
     Raise InvalidMatchRequest for options, seats or decks that do not make a match.
     """
     try:
@@ -130,6 +133,8 @@ def match_create(
     for holder in seats:
         if holder is not None:
             _check_holder(holder, game)
+            if "bot" in holder and not by_arena:
+                bot_seat_check(bot=holder["bot"], user=creator)
     if rated:
         held = [_holder_key(h) for h in seats if h is not None]
         if len(held) != len(set(held)):
@@ -183,8 +188,7 @@ def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) 
         if match.status != Match.Status.WAITING:
             raise MatchNotWaiting()
         if bot is not None:
-            if bot.owner_id != user.pk and bot.account_id != user.pk:
-                raise InvalidMatchRequest(f"you can seat only your own bots, not {bot.name}")
+            bot_seat_check(bot=bot, user=user)
             holder: dict[str, Any] = {"bot": bot}
         else:
             holder = {"user": user}
@@ -217,6 +221,24 @@ def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) 
         else:
             match_changed_announce(match, Change.JOINED)
     return seat
+
+
+def bot_seat_check(*, bot, user) -> None:
+    """Raise InvalidMatchRequest unless ``user`` may seat ``bot`` in a match.
+
+    A person seats their own bots (owned, or the client bot whose account they are) and
+    the built-in ones, which are everyone's; only the arena (tournaments, the ladder)
+    seats anyone's bot. Rated or not: a bot that forfeits loses health, and unhealthy
+    bots leave the ladder, so a match someone else made for a bot, with a move time
+    limit it cannot meet, would harm its ratings too.
+    """
+    if bot.kind == "builtin":
+        return
+    user_id = getattr(user, "pk", user)
+    if user_id is None or user_id not in (bot.owner_id, bot.account_id):
+        raise InvalidMatchRequest(
+            f"you can seat only your own bots and the built-in ones, not {bot.name}"
+        )
 
 
 def match_start(*, match: Match, now: datetime | None = None) -> Match:

@@ -356,6 +356,7 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
         # This task plays the match itself: a turn notice would send a second worker to
         # wait for it.
         "notify": False,
+        "by_arena": True,
     }
     if not tournament.duplicate:
         return match_create(**options, rated=tournament.rated)
@@ -889,6 +890,7 @@ def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
             move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
             rated=True,
             notify=False,  # play_ladder_match plays it
+            by_arena=True,
         )
         LadderMatch.objects.create(match=match, pool=pool_of(game, players))
         match_id = match.pk

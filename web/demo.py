@@ -61,6 +61,7 @@ def bot_match_play(game: str, bots: list[Bot], *, rated: bool = False, **options
         seats=[{"bot": bot} for bot in bots],
         rated=rated,
         move_time_limit=60.0,
+        by_arena=True,
         **options,
     )
     bot_turns_play(match_id=match.pk)
@@ -138,6 +139,7 @@ def _forfeited_match(bot: Bot, person) -> Match:
         players=2,
         seats=[{"user": person}, {"bot": bot}],
         move_time_limit=60.0,
+        by_arena=True,
     )
     match.refresh_from_db()
     match_services.match_forfeit(
