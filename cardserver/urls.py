@@ -2,7 +2,11 @@
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
 
 from cardserver import views
 
@@ -18,6 +22,13 @@ api_v1 = [
         "docs/",
         SpectacularSwaggerView.as_view(url_name="api-schema", throttle_classes=[]),
         name="api-docs",
+    ),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(
+            url_name="api-schema", template_name="api/redoc.html", throttle_classes=[]
+        ),
+        name="api-redoc",
     ),
     path("", include("bots.urls")),
     path("", include("tournaments.urls")),
