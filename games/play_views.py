@@ -35,7 +35,7 @@ from games.api import (
 )
 from games.models import Match
 from games.rows import match_progress
-from games.selectors import match_state, seats_of, seats_remember
+from games.selectors import seats_of, seats_remember
 from games.serializers import (
     MAX_TIMEOUT,
     MatchDetailSerializer,
@@ -79,7 +79,7 @@ def _player_view(match: Match, mine: list[int], seat: int | None) -> dict:
     """
     state = None
     if match.status in (Match.Status.ACTIVE, Match.Status.FINISHED):
-        state = match_state(match)
+        state = services.match_snapshot_refresh(match=match)
     your_turn = match.status == Match.Status.ACTIVE and seat is not None and match.to_move == seat
     view = None
     if state is not None:

@@ -28,7 +28,7 @@ from games.api import (
 from games.catalog import GAME_CATALOG
 from games.filters import MatchFilter
 from games.models import Match
-from games.seating import bot_named
+from games.seating import SeatedBot, SeatHolder, bot_named
 from games.selectors import match_decks, match_replay_steps, match_verification, matches_for_listing
 from games.serializers import (
     GameSerializer,
@@ -108,7 +108,7 @@ class MatchListCreateView(MatchErrorsMixin, generics.ListAPIView):
         specs = data.get("seats") or [{"user": request.user.username}] + [None] * (players - 1)
         seats = [_holder(spec, request) for spec in specs]
         services.match_quota_check(
-            user=request.user, bots=[seat["bot"] for seat in seats if seat and "bot" in seat]
+            user=request.user, bots=[seat.bot for seat in seats if seat and seat.bot]
         )
         match = services.match_create(
             creator=request.user,
@@ -125,7 +125,8 @@ class MatchListCreateView(MatchErrorsMixin, generics.ListAPIView):
         return Response(match_detail(match_or_404(match.pk)), status=status.HTTP_201_CREATED)
 
 
-def _holder(spec: dict | None, request: Request) -> dict | None:
+def _holder(spec: dict | None, request: Request) -> SeatHolder | None:
+    """Return the holder a seat spec of the request names (``{"user": ...}``, ``{"bot": ...}``)."""
     if spec is None:
         return None
     if "user" in spec:
@@ -133,11 +134,11 @@ def _holder(spec: dict | None, request: Request) -> dict | None:
             raise serializers.ValidationError(
                 {"seats": ["You can seat yourself or bots; other people join by themselves."]}
             )
-        return {"user": request.user}
-    return {"bot": _bot(spec["bot"], field="seats")}
+        return SeatHolder(user=request.user)
+    return SeatHolder(bot=_bot(spec["bot"], field="seats"))
 
 
-def _bot(name_or_id: str, *, field: str):
+def _bot(name_or_id: str, *, field: str) -> SeatedBot:
     bot = bot_named(name_or_id)
     if bot is None:
         raise serializers.ValidationError({field: [f"No bot named {name_or_id!r}."]})

@@ -1,7 +1,8 @@
 """The ladder: rated matches started among healthy, enabled bots, round the clock.
 
 Beat runs ``ladder_tick``, which seats tables of close-rated bots and sends each match to
-a worker (``ladder_match_play``); a bot that keeps forfeiting is paused.
+a worker (``ladder_match_play``, which plays the match between two transactions: see its
+docstring); a bot that keeps forfeiting is paused.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ def _same_owner(a: Bot, b: Bot) -> bool:
 
 
 def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
+    from games.seating import SeatHolder
     from games.services import match_create
 
     order = list(table)
@@ -111,7 +113,7 @@ def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
             players=players,
             deck_size=36 if game == "durak" else 32,
             format="deal",
-            seats=[{"bot": bot} for bot in order],
+            seats=[SeatHolder(bot=bot) for bot in order],
             move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
             rated=True,
             notify=False,  # play_ladder_match plays it

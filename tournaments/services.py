@@ -1,11 +1,11 @@
 """Actions on tournaments (the ratings are in ``tournaments.ratings``, the ladder in
-``tournaments.ladder``).
+``tournaments.ladder``, which shares the dispatch below).
 
 Each action is a function named ``<entity>_<action>`` with keyword-only, typed arguments,
-and runs as one transaction (``tournament_match_play`` and ``ladder_match_play`` play a
-match between two: see their docstrings). Celery tasks are sent only after the
-transaction that makes them necessary commits, so a task never sees a row that a
-rollback took back, and every task is safe to run twice.
+and runs as one transaction (``tournament_match_play`` plays a match between two: see
+its docstring). Celery tasks are sent only after the transaction that makes them
+necessary commits, so a task never sees a row that a rollback took back, and every task
+is safe to run twice.
 """
 
 from __future__ import annotations
@@ -297,6 +297,7 @@ def _tournament_match_claim(tournament_match_id: int) -> int | None:
 
 
 def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Match:
+    from games.seating import SeatHolder
     from games.services import match_create
 
     bots = Bot.objects.in_bulk(tm.table)
@@ -306,7 +307,7 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
         "players": tournament.players,
         "deck_size": tournament.deck_size,
         "format": tournament.match_format,
-        "seats": [{"bot": bots[bot_id]} for bot_id in tm.table],
+        "seats": [SeatHolder(bot=bots[bot_id]) for bot_id in tm.table],
         "move_time_limit": tournament.move_time_limit,
         "dealer": 0,
         # This task plays the match itself: a turn notice would send a second worker to

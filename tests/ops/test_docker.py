@@ -23,13 +23,8 @@ import httpx
 import pytest
 import yaml
 
-from tests.ops.services import (
-    PrivatePostgres,
-    PrivateRedis,
-    free_port,
-    stop_process_group,
-    wait_until,
-)
+from benchmarks.harness import free_port, stop_process_group, wait_until
+from tests.ops.services import PrivatePostgres, PrivateRedis
 from tests.test_foundation import BASE_DIR, SETTINGS_VARIABLES
 
 COMPOSE = yaml.safe_load((BASE_DIR / "docker" / "compose.yaml").read_text())
