@@ -625,6 +625,25 @@ def match_forfeit(
     return match
 
 
+def match_resign(*, match_id: int, seat: int) -> Match:
+    """End an active match with ``seat`` resigning (its loser, ``end_reason`` "resign").
+
+    The status is read under the match's lock, so of two seats resigning at once one
+    resigns and the other gets MatchNotActive; so does a seat of a match already over.
+    """
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.status != Match.Status.ACTIVE:
+            raise MatchNotActive(match.status, match.ply)
+        if not 0 <= seat < match.players:
+            raise InvalidMatchRequest(f"seat {seat} is not in this match")
+        clock.match_forfeit_locked(
+            match=match, seat=seat, code="resign", detail=f"seat {seat} resigned",
+            now=timezone.now(),
+        )  # fmt: skip
+    return match
+
+
 # --- Helpers ----------------------------------------------------------------------------
 
 
