@@ -107,6 +107,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "cardserver.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "cardserver.middleware.NulPathMiddleware",
     "cardserver.middleware.RequestBodyLimitMiddleware",
     "cardserver.middleware.MatchContextMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -253,6 +254,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # DRF's parsers, the JSON one refusing JSON nested too deep (cardserver/renderers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "cardserver.renderers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "EXCEPTION_HANDLER": "cardserver.api.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Rates per scope below; cardserver/throttling.py says which requests count where.
