@@ -345,9 +345,5 @@ class MatchResignView(MatchErrorsMixin, APIView):
         form.is_valid(raise_exception=True)
         match = match_or_404(pk)
         seat = my_seat(seats_of(request.user, match), form.validated_data.get("seat"), None)
-        if match.status != Match.Status.ACTIVE:
-            raise errors.MatchNotActive(match.status, match.ply)
-        services.match_forfeit(
-            match_id=pk, seat=seat, code="resign", detail=f"seat {seat} resigned"
-        )
+        services.match_resign(match_id=pk, seat=seat)
         return Response(match_detail(match_or_404(pk)))

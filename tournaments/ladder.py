@@ -117,6 +117,7 @@ def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
             move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
             rated=True,
             notify=False,  # play_ladder_match plays it
+            by_arena=True,
         )
         LadderMatch.objects.create(match=match, pool=pool_of(game, players))
         match_id = match.pk

@@ -313,6 +313,7 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
         # This task plays the match itself: a turn notice would send a second worker to
         # wait for it.
         "notify": False,
+        "by_arena": True,
     }
     if not tournament.duplicate:
         return match_create(**options, rated=tournament.rated)
