@@ -113,3 +113,51 @@ class BotPingSerializer(serializers.Serializer):
     detail = serializers.CharField(allow_blank=True)
     elapsed_ms = serializers.IntegerField()
     bot = BotSerializer()
+
+
+class ForfeitCountsSerializer(serializers.Serializer):
+    timeouts = serializers.IntegerField(help_text="Out of time.")
+    crashes = serializers.IntegerField(
+        help_text="No usable answer: connection errors, HTTP errors, redirects, oversized "
+        "answers, refused URLs."
+    )
+    illegal = serializers.IntegerField(help_text="Illegal or malformed moves.")
+    resigned = serializers.IntegerField()
+
+
+class OpponentRecordSerializer(serializers.Serializer):
+    """The bot's record against one opponent in one game shape (pairings of seats)."""
+
+    opponent = serializers.CharField()
+    game = serializers.CharField()
+    players = serializers.IntegerField()
+    games = serializers.IntegerField(help_text="Pairings: a seat of each at a finished match.")
+    points = serializers.FloatField(
+        help_text="1 when the opponent's seat lost, 1/2 for a draw or a third seat lost."
+    )
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    others = serializers.IntegerField(help_text="A third seat lost.")
+    score = serializers.FloatField(help_text="points / games")
+    score_low = serializers.FloatField(help_text="95% interval of the score (Wilson).")
+    score_high = serializers.FloatField()
+    forfeits = ForfeitCountsSerializer(help_text="The bot's own forfeits, by kind.")
+
+    def to_representation(self, record):
+        low, high = record.interval
+        return {
+            "opponent": record.opponent,
+            "game": record.game,
+            "players": record.players,
+            "games": record.games,
+            "points": record.points,
+            "wins": record.wins,
+            "losses": record.losses,
+            "draws": record.draws,
+            "others": record.others,
+            "score": record.score,
+            "score_low": low,
+            "score_high": high,
+            "forfeits": record.forfeits,
+        }

@@ -11,4 +11,5 @@ urlpatterns = [
     path("bots/<str:name>/enable/", views.BotEnableView.as_view(), name="bot-enable"),
     path("bots/<str:name>/disable/", views.BotDisableView.as_view(), name="bot-disable"),
     path("bots/<str:name>/ping/", views.BotPingView.as_view(), name="bot-ping"),
+    path("bots/<str:name>/opponents/", views.BotOpponentsView.as_view(), name="bot-opponents"),
 ]

@@ -14,7 +14,7 @@ from rest_framework.fields import get_error_detail
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from bots import services
+from bots import selectors, services
 from bots.models import Bot
 from bots.serializers import (
     GAME_CHOICES,
@@ -24,6 +24,7 @@ from bots.serializers import (
     BotRegisterSerializer,
     BotSerializer,
     BotUpdateSerializer,
+    OpponentRecordSerializer,
 )
 
 
@@ -218,3 +219,23 @@ class BotPingView(_OwnerActionView):
             "bot": bot,
         }
         return Response(BotPingSerializer(data, context=self.get_serializer_context()).data)
+
+
+class BotOpponentsView(generics.GenericAPIView):
+    queryset = Bot.objects.all()
+    lookup_field = "name"
+    serializer_class = OpponentRecordSerializer
+    pagination_class = None
+
+    @extend_schema(
+        responses={200: OpponentRecordSerializer(many=True)},
+        description=(
+            "The bot's head-to-head record against every bot it has met, per game shape: "
+            "games (pairings of a seat of each at a finished match), points, wins, losses, "
+            "draws, the score with its 95% interval, and the bot's forfeits by kind."
+        ),
+    )
+    def get(self, request: Request, name: str) -> Response:
+        bot = self.get_object()
+        records = selectors.bot_opponents(mine={"bot_id": bot.pk})
+        return Response(OpponentRecordSerializer(records, many=True).data)

@@ -43,6 +43,10 @@ class MatchFilter(django_filters.FilterSet):
         method="filter_user", label="Username of a player (directly or through a client bot)."
     )
     bot = django_filters.CharFilter(method="filter_bot", label="A bot's name or id.")
+    opponent = django_filters.CharFilter(
+        method="filter_bot",
+        label="A second bot's name or id: with `bot`, the matches in which both played.",
+    )
     loser = django_filters.NumberFilter(label="Seat index of the loser.")
     result = django_filters.ChoiceFilter(
         method="filter_result",

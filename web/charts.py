@@ -240,3 +240,18 @@ def sparkline(values: list[float], *, width: int = 96, height: int = 24) -> Safe
         '<polyline points="{}"></polyline></svg>',
         trend, width, height, width, height, points,
     )  # fmt: skip
+
+
+def running_score_chart(name: str, other: str, points: list[float]) -> SafeString:
+    """Draw ``name``'s points minus ``other``'s, summed game by game, oldest first."""
+    if not points:
+        return mark_safe("")
+    net, total = [(0, 0.0)], 0.0
+    for number, point in enumerate(points, start=1):
+        total += 2 * point - 1
+        net.append((number, total))
+    return line_chart(
+        [Series(f"{name} - {other}", POOL_COLOURS["durak-2p"], net)],
+        x_label="games", y_label=f"{name}'s points minus {other}'s",
+        title=f"Running score of {name} against {other}",
+    )  # fmt: skip

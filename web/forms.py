@@ -22,6 +22,10 @@ class ArchiveFilterForm(forms.Form):
     bot = forms.CharField(
         required=False, max_length=40, widget=forms.TextInput(attrs={"list": "bot-names"})
     )
+    opponent = forms.CharField(
+        required=False, max_length=40, label="Against",
+        widget=forms.TextInput(attrs={"list": "bot-names"}),
+    )
     player = forms.CharField(required=False, max_length=150, label="Player")
     result = forms.ChoiceField(
         choices=ANY + [("decided", "Decided"), ("drawn", "Drawn"), ("forfeit", "Forfeit")],
@@ -34,7 +38,9 @@ class ArchiveFilterForm(forms.Form):
     def filter_data(self) -> dict[str, str]:
         data = self.cleaned_data
         query: dict[str, str] = {}
-        for name, param in (("game", "game"), ("bot", "bot"), ("player", "user")):
+        for name, param in (
+            ("game", "game"), ("bot", "bot"), ("opponent", "opponent"), ("player", "user")
+        ):
             if data.get(name):
                 query[param] = data[name].strip()
         if data.get("status"):

@@ -12,6 +12,7 @@ urlpatterns = [
     path("leaderboard/<str:pool>/", views.leaderboard, name="leaderboard"),
     path("bots/", views.bot_list, name="bots"),
     path("bots/<str:name>/", views.bot_detail, name="bot"),
+    path("bots/<str:name>/vs/<str:other>/", views.bot_versus, name="bot-versus"),
     path("tournaments/", views.tournament_list, name="tournaments"),
     path("tournaments/<int:pk>/", views.tournament_detail, name="tournament"),
     path("matches/", views.archive, name="archive"),

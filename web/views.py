@@ -18,6 +18,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods
 
 from accounts import services as account_services
+from bots import selectors as bot_selectors
 from bots.models import Bot
 from bots.services import BUILTIN_PLAYERS, SYSTEM_USERNAME
 from games.catalog import GAMES
@@ -27,10 +28,12 @@ from games.selectors import match_for_reading, match_verification, matches_for_l
 from tournaments import selectors as ratings
 from tournaments.models import POOLS, Rating, Tournament, TournamentMatch
 from web import selectors
-from web.charts import POOL_COLOURS, rating_charts, sparkline
+from web.charts import POOL_COLOURS, rating_charts, running_score_chart, sparkline
 from web.forms import ArchiveFilterForm, SignupForm
 
 ARCHIVE_PAGE_SIZE = 25
+# The versus page lists this many of the newest matches; its chart draws them all.
+VERSUS_LINES = 100
 POOL_TITLES = {
     "durak-2p": "Durak, 2 players",
     "durak-3p": "Durak, 3 players",
@@ -135,6 +138,29 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "matches": selectors.bot_matches(bot),
             "forfeits": selectors.bot_forfeits(bot),
             "forfeit_count": selectors.bot_forfeit_count(bot),
+            "opponents": bot_selectors.bot_opponents(mine={"bot_id": bot.pk}),
+        },
+    )
+
+
+def bot_versus(request: HttpRequest, name: str, other: str) -> HttpResponse:
+    """Two bots' matches against each other and the first one's running score."""
+    bot = get_object_or_404(Bot, name__iexact=name)
+    opponent = get_object_or_404(Bot, name__iexact=other)
+    lines = bot_selectors.bot_pairings(mine={"bot_id": bot.pk}, opponent_id=opponent.pk)
+    points = sum(line.points for line in lines)
+    return render(
+        request,
+        "web/bot_versus.html",
+        {
+            "bot": bot,
+            "opponent": opponent,
+            "lines": lines[::-1][:VERSUS_LINES],
+            "more": max(len(lines) - VERSUS_LINES, 0),
+            "games": len(lines),
+            "points": points,
+            "interval": bot_selectors.score_interval(points, len(lines)),
+            "chart": running_score_chart(bot.name, opponent.name, [x.points for x in lines]),
         },
     )
 
