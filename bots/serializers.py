@@ -26,11 +26,16 @@ class BotSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField(
         help_text="HTTP bots, shown to the owner only; null for everyone else."
     )
+    version = serializers.CharField(
+        source="version.label", read_only=True, allow_null=True, default=None,
+        help_text="The label of the version playing now (`name@label` names it).",
+    )
 
     class Meta:
         model = Bot
         fields = [
-            "name", "owner", "kind", "games", "description", "builtin", "url", "enabled",
+            "name", "owner", "kind", "games", "description", "builtin", "url", "version",
+            "enabled",
             "healthy", "consecutive_failures", "last_ping_at", "last_ping_ok",
             "last_ping_detail", "created_at",
         ]
@@ -103,6 +108,32 @@ class BotUpdateSerializer(serializers.Serializer):
     )
     url = serializers.CharField(max_length=500, required=False)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    version = serializers.CharField(
+        max_length=40, required=False,
+        help_text="Start a new version with this label (the same as POST .../versions/).",
+    )
+
+
+class BotVersionSerializer(serializers.Serializer):
+    """A version of a bot and what it played."""
+
+    label = serializers.CharField()
+    name = serializers.CharField(help_text="`bot@label`.")
+    reason = serializers.CharField(help_text="registered, owner, url or ping.")
+    current = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    games = serializers.IntegerField(help_text="Finished matches it played.")
+    losses = serializers.IntegerField()
+    loss_rate = serializers.FloatField(allow_null=True)
+    rating = serializers.FloatField(
+        allow_null=True, help_text="Fitted rating of its results, per pool (see the docs)."
+    )
+    rating_low = serializers.FloatField(allow_null=True)
+    rating_high = serializers.FloatField(allow_null=True)
+
+
+class BotVersionCreateSerializer(serializers.Serializer):
+    label = serializers.CharField(max_length=40)
 
 
 class BotPingSerializer(serializers.Serializer):

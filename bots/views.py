@@ -83,7 +83,7 @@ def _invalid(exc: DjangoValidationError) -> ValidationError:
 class BotListView(generics.ListAPIView):
     """List bots (anyone), or register one (signed-in users)."""
 
-    queryset = Bot.objects.select_related("owner")
+    queryset = Bot.objects.select_related("owner", "version")
     serializer_class = BotSerializer
     filterset_class = BotFilter
 
@@ -112,7 +112,7 @@ class BotListView(generics.ListAPIView):
 class BotDetailView(generics.RetrieveAPIView):
     """Show a bot (anyone), or change its description, URL or games (its owner)."""
 
-    queryset = Bot.objects.select_related("owner")
+    queryset = Bot.objects.select_related("owner", "version")
     serializer_class = BotSerializer
     lookup_field = "name"
     permission_classes = [permissions.IsAuthenticatedOrReadOnly, IsOwnerOrReadOnly]
@@ -136,7 +136,7 @@ class BotDetailView(generics.RetrieveAPIView):
 class _OwnerActionView(generics.GenericAPIView):
     """A POST on a bot that only its owner may make."""
 
-    queryset = Bot.objects.select_related("owner")
+    queryset = Bot.objects.select_related("owner", "version")
     lookup_field = "name"
     permission_classes = [permissions.IsAuthenticated, IsOwner]
 

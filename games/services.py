@@ -163,6 +163,7 @@ def match_create(
                 index=index,
                 user=(holder or {}).get("user"),
                 bot=(holder or {}).get("bot"),
+                bot_version_id=_version_of((holder or {}).get("bot")),
             )
             for index, holder in enumerate(seats)
         )
@@ -211,7 +212,8 @@ def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) 
                 raise SeatTaken()
         seat.user = holder.get("user")
         seat.bot = holder.get("bot")
-        seat.save(update_fields=["user", "bot"])
+        seat.bot_version_id = _version_of(seat.bot)
+        seat.save(update_fields=["user", "bot", "bot_version"])
         if len(open_seats) == 1:
             match_start(match=match)
         else:
@@ -729,6 +731,12 @@ def deadline_watch_send(match_id: int, countdown: float) -> None:
         logger.exception(
             "Could not send enforce_move_deadline(%s)", match_id, extra={"match_id": match_id}
         )
+
+
+def _version_of(bot) -> int | None:
+    """The version a seat records for ``bot``: the bot's current one (``bots`` keeps it on
+    the bot's row, so the bot seated here carries it and no query is needed)."""
+    return bot.version_id if bot is not None else None
 
 
 def _check_holder(holder: dict[str, Any], game: str) -> None:

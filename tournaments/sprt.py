@@ -37,6 +37,22 @@ MODELS = ("normalized", "logistic")
 EMPTY_COUNT = 1e-3
 
 
+def game_score(loser: int | None, seat: int) -> float:
+    """A seat's score in one game: 0 for the loser, 1/2 for a draw, 1 otherwise."""
+    return 0.5 if loser is None else 0.0 if loser == seat else 1.0
+
+
+def pair_outcome(candidate: float, baseline: float) -> int:
+    """The pair's outcome as an index into the five counts (0 .. 4).
+
+    ``candidate`` and ``baseline`` are the two games' scores of the candidate's seat and of
+    the baseline's seat: in a head-to-head pair the baseline's seat of one game is the
+    candidate's opponent, so pass the candidate's two scores as ``candidate`` and
+    ``1 - second``; in a reference pair pass the candidate's and the baseline's scores.
+    """
+    return round(2 * (candidate + 1.0 - baseline))
+
+
 def llr_bounds(alpha: float, beta: float) -> tuple[float, float]:
     """Wald's bounds: accept H0 below the first, H1 above the second."""
     return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
