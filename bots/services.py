@@ -699,7 +699,7 @@ def _deadline_enforce(turn: _BotTurn) -> None:
 
     Not counted against the bot's health: the arena, not the bot, was late.
     """
-    from games.services import match_deadline_enforce
+    from games.clock import match_deadline_enforce
 
     match_deadline_enforce(match_id=turn.match_id, ply=turn.ply, by_driver=True)
 

@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 
 from bots.models import Bot, BotVersion, version_label_validator
 
+
 def version_label_check(label: str) -> str:
     """Return ``label`` stripped, or raise ValidationError naming what a label may be."""
     label = (label or "").strip()

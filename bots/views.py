@@ -14,7 +14,7 @@ from rest_framework.fields import get_error_detail
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from bots import selectors, services
+from bots import headtohead, services
 from bots.models import Bot
 from bots.serializers import (
     GAME_CHOICES,
@@ -237,5 +237,5 @@ class BotOpponentsView(generics.GenericAPIView):
     )
     def get(self, request: Request, name: str) -> Response:
         bot = self.get_object()
-        records = selectors.bot_opponents(mine={"bot_id": bot.pk})
+        records = headtohead.bot_opponents(mine={"bot_id": bot.pk})
         return Response(OpponentRecordSerializer(records, many=True).data)

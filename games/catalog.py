@@ -1,6 +1,6 @@
 """What the API tells clients about each game: options, a rules summary, the moves.
 
-The rules themselves are ../shared/RULES.md and docs/rules-decisions.md; this is the
+The rules themselves are docs/rules.md and docs/rules-decisions.md; this is the
 short form a bot author reads first.
 """
 

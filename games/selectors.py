@@ -188,6 +188,34 @@ def match_log(match: Match, *, up_to_ply: int | None = None) -> list[Move]:
     return list(moves.filter(ply__lt=limit))
 
 
+
+def match_replay_steps(match: Match, *, only: int | None = None) -> list[dict]:
+    """Return the steps of the match's replay: the state after each ply, with its move.
+
+    Every state shows all hands once the match is finished, and the public view before.
+    With ``only``, the one step after ``only`` moves. The match must have started.
+    """
+    complete = match.status == Match.Status.FINISHED
+    moves = match_log(match, up_to_ply=only)
+    steps = []
+    for ply, state in enumerate(match_states(match, moves)):
+        if only is not None and ply != only:
+            continue
+        shown = state.reveal() if complete else state.view(None)
+        shown.pop("history", None)
+        last = moves[ply - 1] if ply else None
+        steps.append(
+            {
+                "ply": ply,
+                "seat": last.seat if last else None,
+                "move": last.move if last else None,
+                "received_at": last.received_at if last else None,
+                "time_taken": last.time_taken if last else None,
+                "state": shown,
+            }
+        )
+    return steps
+
 # --- Verification -------------------------------------------------------------------------
 
 

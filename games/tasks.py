@@ -1,4 +1,4 @@
-"""Celery tasks of matches: thin, idempotent wrappers around ``games.services``.
+"""Celery tasks of matches: thin, idempotent wrappers around ``games.clock``.
 
 Each task takes ids, loads what it needs, returns early when its work is already done
 (the match moved on or ended), and calls one service. Running one twice is harmless.
@@ -30,7 +30,7 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
-from games import services
+from games import clock
 from games.models import Match
 
 logger = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def enforce_move_deadline(self, match_id: int) -> bool:
     it checks once and does not send itself again, which would run it again at once.
     """
     try:
-        if services.match_deadline_enforce(match_id=match_id):
+        if clock.match_deadline_enforce(match_id=match_id):
             return True
     except Match.DoesNotExist:
         return False  # a message about a match that is gone (a test database flushed)
@@ -85,7 +85,7 @@ def enforce_move_deadline(self, match_id: int) -> bool:
             # to the bot driver again. Look again once a driver could have played it, not
             # every second while a dead driver's claim runs out.
             countdown = ARENA_TURN_RECHECK
-        services.deadline_watch_send(match_id, countdown + services.DEADLINE_GRACE)
+        clock.deadline_watch_send(match_id, countdown + clock.DEADLINE_GRACE)
     return False
 
 
@@ -96,7 +96,7 @@ def sweep_overdue_matches() -> list[int]:
     Run by Celery beat every few seconds (schedule: games migration 0003, editable in the
     admin).
     """
-    forfeited = services.matches_overdue_forfeit()
+    forfeited = clock.matches_overdue_forfeit()
     for match_id in forfeited:
         logger.info(
             "match %s forfeited on time by the sweep", match_id, extra={"match_id": match_id}

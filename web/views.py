@@ -18,7 +18,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods
 
 from accounts import services as account_services
-from bots import selectors as bot_selectors
+from bots import headtohead
 from bots.models import Bot
 from bots.services import BUILTIN_PLAYERS, SYSTEM_USERNAME
 from games.catalog import GAMES
@@ -26,7 +26,8 @@ from games.filters import MatchFilter
 from games.models import Match, Seat
 from games.selectors import match_for_reading, match_verification, matches_for_listing, seats_of
 from tournaments import selectors as ratings
-from tournaments.models import POOLS, Rating, Tournament, TournamentMatch
+from tournaments.models import Rating, Tournament, TournamentMatch
+from tournaments.pools import POOLS, pool_title
 from web import selectors
 from web.charts import POOL_COLOURS, rating_charts, running_score_chart, sparkline
 from web.forms import ArchiveFilterForm, SignupForm
@@ -34,16 +35,10 @@ from web.forms import ArchiveFilterForm, SignupForm
 ARCHIVE_PAGE_SIZE = 25
 # The versus page lists this many of the newest matches; its chart draws them all.
 VERSUS_LINES = 100
-POOL_TITLES = {
-    "durak-2p": "Durak, 2 players",
-    "durak-3p": "Durak, 3 players",
-    "durak-4p": "Durak, 4 players",
-    "volynshchik": "Volynshchik",
-}
 
 
 def _pools() -> list[dict]:
-    return [{"key": pool, "title": POOL_TITLES.get(pool, pool)} for pool in POOLS]
+    return [{"key": pool, "title": pool_title(pool)} for pool in POOLS]
 
 
 # --- Home -------------------------------------------------------------------------------
@@ -53,7 +48,7 @@ def home(request: HttpRequest) -> HttpResponse:
     boards = []
     for pool in POOLS:
         fit, lines = ratings.leaderboard(pool)
-        boards.append({"key": pool, "title": POOL_TITLES.get(pool, pool), "lines": lines[:5]})
+        boards.append({"key": pool, "title": pool_title(pool), "lines": lines[:5]})
     running = Tournament.objects.filter(status=Tournament.Status.RUNNING).order_by("-started_at")
     return render(
         request,
@@ -99,7 +94,7 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
         "web/leaderboard.html",
         {
             "pool": pool,
-            "pool_title": POOL_TITLES.get(pool, pool),
+            "pool_title": pool_title(pool),
             "pools": _pools(),
             "fit": fit,
             "rows": rows,
@@ -120,7 +115,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     pools = [
         {
             "key": pool,
-            "title": POOL_TITLES.get(pool, pool),
+            "title": pool_title(pool),
             "colour": POOL_COLOURS.get(pool),
             "rating": pool_ratings.get(pool),
             "fit": latest_fits.get(pool),
@@ -138,7 +133,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "matches": selectors.bot_matches(bot),
             "forfeits": selectors.bot_forfeits(bot),
             "forfeit_count": selectors.bot_forfeit_count(bot),
-            "opponents": bot_selectors.bot_opponents(mine={"bot_id": bot.pk}),
+            "opponents": headtohead.bot_opponents(mine={"bot_id": bot.pk}),
         },
     )
 
@@ -147,7 +142,7 @@ def bot_versus(request: HttpRequest, name: str, other: str) -> HttpResponse:
     """Two bots' matches against each other and the first one's running score."""
     bot = get_object_or_404(Bot, name__iexact=name)
     opponent = get_object_or_404(Bot, name__iexact=other)
-    lines = bot_selectors.bot_pairings(mine={"bot_id": bot.pk}, opponent_id=opponent.pk)
+    lines = headtohead.bot_pairings(mine={"bot_id": bot.pk}, opponent_id=opponent.pk)
     points = sum(line.points for line in lines)
     return render(
         request,
@@ -159,7 +154,7 @@ def bot_versus(request: HttpRequest, name: str, other: str) -> HttpResponse:
             "more": max(len(lines) - VERSUS_LINES, 0),
             "games": len(lines),
             "points": points,
-            "interval": bot_selectors.score_interval(points, len(lines)),
+            "interval": headtohead.score_interval(points, len(lines)),
             "chart": running_score_chart(bot.name, opponent.name, [x.points for x in lines]),
         },
     )

@@ -5,7 +5,7 @@
     >>> state = game.deal(seed=1, dealer=0)
     >>> state = state.play(state.legal_moves()[0])
 
-Every rule follows ../shared/RULES.md; the module docs say where a choice was needed.
+Every rule follows docs/rules.md; the module docs say where a choice was needed.
 """
 
 from __future__ import annotations

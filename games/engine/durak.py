@@ -1,7 +1,7 @@
-"""Durak ("Дурачки"), exactly as ../shared/RULES.md states it: deals and `fool` series.
+"""Durak ("Дурачки"), exactly as docs/rules.md states it: deals and `fool` series.
 
 Inside, a hand is an int bitmask of card indices (see ``cards``); moves cross the
-boundary as the JSON dicts of RULES.md's move vocabulary.
+boundary as the JSON dicts of docs/rules.md's move vocabulary.
 """
 
 from __future__ import annotations

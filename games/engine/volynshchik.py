@@ -1,7 +1,7 @@
-"""Volynshchik ("Волынщик", the bagpiper), exactly as ../shared/RULES.md states it.
+"""Volynshchik ("Волынщик", the bagpiper), exactly as docs/rules.md states it.
 
 Inside, a hand is an int bitmask of card indices (see ``cards``); the pile is a tuple of
-card indices, bottom first; moves cross the boundary as RULES.md's JSON dicts.
+card indices, bottom first; moves cross the boundary as docs/rules.md's JSON dicts.
 """
 
 from __future__ import annotations

@@ -452,7 +452,7 @@ def test_built_in_bots_resumed_after_their_deadline_play_on(user, builtin):
 def test_sweep_gives_an_overdue_built_in_turn_to_the_driver_instead_of_forfeiting(
     user, builtin, celery_eager, django_capture_on_commit_callbacks
 ):
-    from games.services import matches_overdue_forfeit
+    from games.clock import matches_overdue_forfeit
 
     match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
     overdue(match)
@@ -468,7 +468,7 @@ def test_deadline_watch_gives_an_overdue_built_in_turn_to_the_driver_and_looks_a
     user, builtin, monkeypatch, django_capture_on_commit_callbacks
 ):
     from games import tasks as match_tasks
-    from games.services import DEADLINE_GRACE
+    from games.clock import DEADLINE_GRACE
 
     match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
     overdue(match)
@@ -491,7 +491,7 @@ def test_deadline_watch_gives_an_overdue_built_in_turn_to_the_driver_and_looks_a
 def test_sweep_leaves_an_overdue_http_bot_turn_to_the_driver_which_forfeits_it_unasked(
     user, builtin, http_bot, http_bot_record, celery_eager, django_capture_on_commit_callbacks
 ):
-    from games.services import matches_overdue_forfeit
+    from games.clock import matches_overdue_forfeit
 
     url, server = http_bot(answer_500)
     web = http_bot_record(url)

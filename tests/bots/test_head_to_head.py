@@ -1,4 +1,4 @@
-"""Head-to-head records (bots.selectors, GET /api/v1/bots/{name}/opponents/)."""
+"""Head-to-head records (bots.headtohead, GET /api/v1/bots/{name}/opponents/)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from bots.headtohead import bot_opponents, bot_pairings, score_interval
 from bots.models import Bot
-from bots.selectors import bot_opponents, bot_pairings, score_interval
 from games.models import Match
 from tests.matches import finished_bot_match
 
