@@ -16,7 +16,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from statistics import NormalDist
 
-from django.db.models import Count, F, FilteredRelation, Q, QuerySet
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    FilteredRelation,
+    FloatField,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+)
 
 from games.models import Match, Seat
 
@@ -164,3 +175,22 @@ def bot_pairings(*, mine: Mapping[str, object], opponent_id: int) -> list[Pairin
         )
     return lines
 
+
+
+def bot_version_results(*, bot_id: int) -> list[dict]:
+    """The bot's rated, decided pairings summed per (its version, opponent, game shape):
+    games and points, as the batch fit reads them (a match without a loser is left out),
+    in one query."""
+    points = Case(
+        When(match__loser=F("index"), then=Value(1.0)),
+        When(match__loser=F("mine__index"), then=Value(0.0)),
+        default=Value(0.5),
+        output_field=FloatField(),
+    )
+    return list(
+        _pairings({"bot_id": bot_id})
+        .filter(match__rated=True, match__loser__isnull=False)
+        .values("mine__bot_version_id", "bot_id", "match__game", "match__players")
+        .annotate(games=Count("pk"), points=Sum(points))
+        .order_by()
+    )

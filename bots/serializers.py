@@ -125,11 +125,6 @@ class BotVersionSerializer(serializers.Serializer):
     games = serializers.IntegerField(help_text="Finished matches it played.")
     losses = serializers.IntegerField()
     loss_rate = serializers.FloatField(allow_null=True)
-    rating = serializers.FloatField(
-        allow_null=True, help_text="Fitted rating of its results, per pool (see the docs)."
-    )
-    rating_low = serializers.FloatField(allow_null=True)
-    rating_high = serializers.FloatField(allow_null=True)
 
 
 class BotVersionCreateSerializer(serializers.Serializer):

@@ -12,4 +12,5 @@ urlpatterns = [
     path("bots/<str:name>/disable/", views.BotDisableView.as_view(), name="bot-disable"),
     path("bots/<str:name>/ping/", views.BotPingView.as_view(), name="bot-ping"),
     path("bots/<str:name>/opponents/", views.BotOpponentsView.as_view(), name="bot-opponents"),
+    path("bots/<str:name>/versions/", views.BotVersionsView.as_view(), name="bot-versions"),
 ]

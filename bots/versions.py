@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Q
 
 from bots.models import Bot, BotVersion, version_label_validator
+from games.models import Match
 
 
 def version_label_check(label: str) -> str:
@@ -113,3 +115,31 @@ def seats_of(bot: Bot, version: BotVersion | None) -> dict[str, int]:
     if version is None:
         return {"bot_id": bot.pk}
     return {"bot_id": bot.pk, "bot_version_id": version.pk}
+
+
+def bot_version_lines(*, bot: Bot) -> list[dict]:
+    """Each version of the bot, oldest first, with the finished matches it played and
+    lost, in one query."""
+    finished = Q(seats__match__status=Match.Status.FINISHED)
+    rows = (
+        BotVersion.objects.filter(bot=bot)
+        .annotate(
+            games=Count("seats", filter=finished),
+            losses=Count("seats", filter=finished & Q(seats__match__loser=F("seats__index"))),
+        )
+        .order_by("created_at", "id")
+    )
+    return [
+        {
+            "id": version.pk,
+            "label": version.label,
+            "name": f"{bot.name}@{version.label}",
+            "reason": version.reason,
+            "current": version.pk == bot.version_id,
+            "created_at": version.created_at,
+            "games": version.games,
+            "losses": version.losses,
+            "loss_rate": version.losses / version.games if version.games else None,
+        }
+        for version in rows
+    ]

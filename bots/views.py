@@ -9,13 +9,13 @@ import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, permissions, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.fields import get_error_detail
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from bots import headtohead, services
-from bots.models import Bot
+from bots import headtohead, services, versions
+from bots.models import Bot, BotVersion
 from bots.serializers import (
     GAME_CHOICES,
     BotCredentialsSerializer,
@@ -24,6 +24,8 @@ from bots.serializers import (
     BotRegisterSerializer,
     BotSerializer,
     BotUpdateSerializer,
+    BotVersionCreateSerializer,
+    BotVersionSerializer,
     OpponentRecordSerializer,
 )
 
@@ -236,6 +238,55 @@ class BotOpponentsView(generics.GenericAPIView):
         ),
     )
     def get(self, request: Request, name: str) -> Response:
-        bot = self.get_object()
-        records = headtohead.bot_opponents(mine={"bot_id": bot.pk})
+        bot, version = _bot_and_version_or_404(name)
+        records = headtohead.bot_opponents(mine=versions.seats_of(bot, version))
         return Response(OpponentRecordSerializer(records, many=True).data)
+
+
+def _bot_and_version_or_404(name: str) -> tuple[Bot, BotVersion | None]:
+    try:
+        return versions.bot_and_version(name)
+    except Bot.DoesNotExist:
+        raise NotFound(f"No bot is named {name.partition('@')[0]!r}.") from None
+    except BotVersion.DoesNotExist:
+        raise NotFound(f"{name!r} names no version of the bot.") from None
+
+
+class BotVersionsView(generics.GenericAPIView):
+    queryset = Bot.objects.all()
+    lookup_field = "name"
+    serializer_class = BotVersionSerializer
+    pagination_class = None
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly, IsOwnerOrReadOnly]
+
+    @extend_schema(
+        responses={200: BotVersionSerializer(many=True)},
+        description="The bot's versions, oldest first, with the finished matches each played.",
+    )
+    def get(self, request: Request, name: str) -> Response:
+        bot = self.get_object()
+        lines = versions.bot_version_lines(bot=bot)
+        return Response(BotVersionSerializer(lines, many=True).data)
+
+    @extend_schema(
+        request=BotVersionCreateSerializer,
+        responses={201: BotVersionSerializer, 400: OpenApiResponse(description="A label "
+                   "that is not one, or one the bot has used before.")},
+        description=(
+            "Start a new version of the bot (its owner): from now on every seat it takes "
+            "records this version. The live Elo stays the bot's."
+        ),
+    )
+    def post(self, request: Request, name: str) -> Response:
+        bot = self.get_object()
+        given = BotVersionCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            version = versions.bot_version_start(
+                bot_id=bot.pk, reason=BotVersion.Reason.OWNER, label=given.validated_data["label"]
+            )
+        except DjangoValidationError as exc:
+            raise _invalid(exc) from None
+        bot.refresh_from_db()
+        [line] = [x for x in versions.bot_version_lines(bot=bot) if x["id"] == version.pk]
+        return Response(BotVersionSerializer(line).data, status=status.HTTP_201_CREATED)

@@ -20,7 +20,8 @@ class ArchiveFilterForm(forms.Form):
 
     game = forms.ChoiceField(choices=ANY + Match.Game.choices, required=False)
     bot = forms.CharField(
-        required=False, max_length=40, widget=forms.TextInput(attrs={"list": "bot-names"})
+        required=False, max_length=81, widget=forms.TextInput(attrs={"list": "bot-names"}),
+        help_text="A bot's name, or name@label for one of its versions.",
     )
     opponent = forms.CharField(
         required=False, max_length=40, label="Against",

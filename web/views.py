@@ -18,8 +18,8 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods
 
 from accounts import services as account_services
-from bots import headtohead
-from bots.models import Bot
+from bots import headtohead, versions
+from bots.models import Bot, BotVersion
 from bots.services import BUILTIN_PLAYERS, SYSTEM_USERNAME
 from games.catalog import GAMES
 from games.filters import MatchFilter
@@ -28,6 +28,7 @@ from games.selectors import match_for_reading, match_verification, matches_for_l
 from tournaments import selectors as ratings
 from tournaments.models import Rating, Tournament, TournamentMatch
 from tournaments.pools import POOLS, pool_title
+from tournaments.version_ratings import version_ratings
 from web import selectors
 from web.charts import POOL_COLOURS, rating_charts, running_score_chart, sparkline
 from web.forms import ArchiveFilterForm, SignupForm
@@ -123,12 +124,21 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         for pool in POOLS
         if pool in pool_ratings or pool in latest_fits
     ]
+    version_lines = versions.bot_version_lines(bot=bot)
+    fitted = version_ratings(bot=bot)
+    for line in version_lines:
+        line["ratings"] = [
+            {"title": pool_title(r.pool), **vars(r)} for r in fitted.get(line["id"], [])
+        ]
     return render(
         request,
         "web/bot_detail.html",
         {
             "bot": bot,
-            "charts": rating_charts(history),
+            "versions": version_lines,
+            "charts": rating_charts(
+                history, [(line["created_at"], line["label"]) for line in version_lines]
+            ),
             "pools": pools,
             "matches": selectors.bot_matches(bot),
             "forfeits": selectors.bot_forfeits(bot),
@@ -140,22 +150,26 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 def bot_versus(request: HttpRequest, name: str, other: str) -> HttpResponse:
     """Two bots' matches against each other and the first one's running score."""
-    bot = get_object_or_404(Bot, name__iexact=name)
+    try:
+        bot, version = versions.bot_and_version(name)
+    except (Bot.DoesNotExist, BotVersion.DoesNotExist):
+        raise Http404("No such bot or version.") from None
     opponent = get_object_or_404(Bot, name__iexact=other)
-    lines = headtohead.bot_pairings(mine={"bot_id": bot.pk}, opponent_id=opponent.pk)
+    lines = headtohead.bot_pairings(mine=versions.seats_of(bot, version), opponent_id=opponent.pk)
     points = sum(line.points for line in lines)
     return render(
         request,
         "web/bot_versus.html",
         {
             "bot": bot,
+            "name": f"{bot.name}@{version.label}" if version else bot.name,
             "opponent": opponent,
             "lines": lines[::-1][:VERSUS_LINES],
             "more": max(len(lines) - VERSUS_LINES, 0),
             "games": len(lines),
             "points": points,
             "interval": headtohead.score_interval(points, len(lines)),
-            "chart": running_score_chart(bot.name, opponent.name, [x.points for x in lines]),
+            "chart": running_score_chart(name, opponent.name, [x.points for x in lines]),
         },
     )
 
