@@ -39,7 +39,8 @@ from bots.builtin import decision_rng, get_player
 from games.engine import load_game
 from tournaments import sprt
 
-PAIRS = [("strong", "greedy"), ("greedy", "sloppy"), ("greedy", "greedy")]
+# strong last: it is slow, and the figures of each case are written as soon as it ends.
+PAIRS = [("greedy", "sloppy"), ("greedy", "greedy"), ("strong", "greedy")]
 SHAPES = [("durak", 2), ("durak", 3), ("volynshchik", 3)]
 REFERENCE = "greedy"
 TESTS = [("normalized", 0.0, 20.0), ("logistic", 0.0, 20.0)]

@@ -277,3 +277,18 @@ def running_score_chart(name: str, other: str, points: list[float]) -> SafeStrin
         x_label="games", y_label=f"{name}'s points minus {other}'s",
         title=f"Running score of {name} against {other}",
     )  # fmt: skip
+
+
+def llr_chart(history: list[float], lower: float, upper: float) -> SafeString:
+    """Draw a sequential test's LLR after each pair between its two bounds."""
+    pairs = max(len(history), 1)
+    return line_chart(
+        [
+            Series("upper bound (accept H1)", "#067647", [(0, upper), (pairs, upper)]),
+            Series("lower bound (accept H0)", "#b42318", [(0, lower), (pairs, lower)]),
+            Series("LLR", POOL_COLOURS["durak-2p"], [(0, 0.0)] + [
+                (number, value) for number, value in enumerate(history, start=1)
+            ]),
+        ],
+        x_label="pairs", y_label="log-likelihood ratio", title="LLR over pairs",
+    )  # fmt: skip

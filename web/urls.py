@@ -15,6 +15,7 @@ urlpatterns = [
     path("bots/<str:name>/vs/<str:other>/", views.bot_versus, name="bot-versus"),
     path("tournaments/", views.tournament_list, name="tournaments"),
     path("tournaments/<int:pk>/", views.tournament_detail, name="tournament"),
+    path("tests/<int:pk>/", views.sequential_test_detail, name="sequential-test"),
     path("matches/", views.archive, name="archive"),
     path("matches/<int:pk>/", views.match_detail, name="match"),
     path("matches/<int:pk>/verify/", views.match_verify, name="verify"),

@@ -26,11 +26,12 @@ from games.filters import MatchFilter
 from games.models import Match, Seat
 from games.selectors import match_for_reading, match_verification, matches_for_listing, seats_of
 from tournaments import selectors as ratings
-from tournaments.models import Rating, Tournament, TournamentMatch
+from tournaments import sequential
+from tournaments.models import Rating, SequentialTest, Tournament, TournamentMatch
 from tournaments.pools import POOLS, pool_title
 from tournaments.version_ratings import version_ratings
 from web import selectors
-from web.charts import POOL_COLOURS, rating_charts, running_score_chart, sparkline
+from web.charts import POOL_COLOURS, llr_chart, rating_charts, running_score_chart, sparkline
 from web.forms import ArchiveFilterForm, SignupForm
 
 ARCHIVE_PAGE_SIZE = 25
@@ -239,6 +240,38 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _cell(score: float, games: int) -> dict:
     tone = "" if not games or score * 2 == games else "good" if score * 2 > games else "bad"
     return {"score": score, "games": games, "tone": tone}
+
+
+# --- Sequential tests -------------------------------------------------------------------
+
+
+def sequential_test_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    test = get_object_or_404(
+        SequentialTest.objects.select_related(
+            "candidate", "candidate_version", "baseline", "baseline_version", "reference",
+            "created_by",
+        ),
+        pk=pk,
+    )  # fmt: skip
+    summary = sequential.sequential_test_summary(test)
+    running = test.status == SequentialTest.Status.RUNNING
+    context = {
+        "test": test,
+        "summary": summary,
+        "outcomes": list(zip(("0", "0.5", "1", "1.5", "2"), test.counts, strict=True)),
+        "chart": llr_chart(test.llr_history, summary["llr_lower"], summary["llr_upper"]),
+        "running": running,
+        "percent": min(100, 100 * 2 * test.pairs_done // max(test.max_games, 1)),
+        "matches": [] if running else sequential.sequential_test_matches(test),
+        "candidate": _version_name(test.candidate, test.candidate_version),
+        "baseline": _version_name(test.baseline, test.baseline_version),
+    }
+    template = "web/test_live.html" if request.GET.get("partial") else "web/test.html"
+    return render(request, template, context)
+
+
+def _version_name(bot: Bot, version: BotVersion | None) -> str:
+    return f"{bot.name}@{version.label}" if version is not None else bot.name
 
 
 # --- Matches ----------------------------------------------------------------------------
