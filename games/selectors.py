@@ -15,14 +15,14 @@ from datetime import datetime
 
 from django.db.models import Prefetch, QuerySet
 
-from games.engine import DurakSeries, IllegalMove, load_game, load_state
+from games.engine import DurakSeries, EndReason, IllegalMove, load_game, load_state
 from games.engine.cards import shuffled_deck
 from games.fairness import commitment_matches
 from games.models import Match, Move, Seat
 from games.rows import seat_indices
 
-# Engine end reasons; any other end_reason of a finished match is a forfeit code.
-ENGINE_END_REASONS = frozenset({"loser", "both_out", "repetition", "move_limit"})
+# A finished match's end_reason is one of these or a forfeit code ("timeout", "resign"...).
+ENGINE_END_REASONS = frozenset(EndReason)
 
 
 # Who holds the seats of a match is fixed once it has started (nothing changes a seat
@@ -189,6 +189,14 @@ def match_log(match: Match, *, up_to_ply: int | None = None) -> list[Move]:
 
 
 
+def move_think_time(move: Move) -> float | None:
+    """Return the seconds a bot asked over HTTP took, from its request sent to its answer
+    arrived (the arena's queueing before the send is not counted); None for other moves."""
+    if move.sent_at is None:
+        return None
+    return max(0.0, (move.received_at - move.sent_at).total_seconds())
+
+
 def match_replay_steps(match: Match, *, only: int | None = None) -> list[dict]:
     """Return the steps of the match's replay: the state after each ply, with its move.
 
@@ -211,6 +219,7 @@ def match_replay_steps(match: Match, *, only: int | None = None) -> list[dict]:
                 "move": last.move if last else None,
                 "received_at": last.received_at if last else None,
                 "time_taken": last.time_taken if last else None,
+                "think_time": move_think_time(last) if last else None,
                 "state": shown,
             }
         )

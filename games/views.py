@@ -25,7 +25,7 @@ from games.api import (
     match_detail,
     match_or_404,
 )
-from games.catalog import GAMES
+from games.catalog import GAME_CATALOG
 from games.filters import MatchFilter
 from games.models import Match
 from games.seating import bot_named
@@ -52,7 +52,7 @@ class GameListView(APIView):
         tags=["games"],
     )
     def get(self, request: Request) -> Response:
-        return Response(GameSerializer(GAMES, many=True).data)
+        return Response(GameSerializer(GAME_CATALOG, many=True).data)
 
 
 # --- Matches ----------------------------------------------------------------------------

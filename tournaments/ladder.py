@@ -12,13 +12,14 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from bots.driver import match_play_to_end
 from bots.models import Bot
 from games.models import Match, Seat
 from tournaments import elo
 from tournaments.models import LadderMatch, LadderPause, Rating
 from tournaments.pools import pool_of
 from tournaments.ratings import ratings_apply_match
-from tournaments.services import after_commit, match_play_to_end, matches_abort
+from tournaments.services import after_commit, matches_abort
 
 
 def ladder_tick(*, tables_per_pool: int | None = None) -> list[int]:

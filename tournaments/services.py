@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -23,6 +22,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from bots.driver import match_play_to_end
 from bots.models import Bot
 from games.engine import load_game
 from games.engine.cards import shuffled_deck
@@ -260,35 +260,6 @@ def tournament_play_inline(
             tournament_match_play(tournament_match_id=tm_id)
             if progress is not None:
                 progress(done, len(ids))
-
-
-def match_play_to_end(*, match_id: int, poll: float = 0.2) -> str:
-    """Play a match of server-side bots until it ends; return its status.
-
-    ``bot_turns_play`` returns at once when another call holds the match's claim: a
-    duplicate task, or a worker that died holding it. Then wait and try again, for as
-    long as the match makes progress, or until the dead worker's claim lapses; give up
-    (and return "active") when nothing moved for longer than any claim lasts. Call it
-    outside any transaction.
-    """
-    from bots import services as bot_services
-
-    match = Match.objects.only("move_time_limit").get(pk=match_id)
-    patience = (
-        max(bot_services.BUILTIN_LEASE, match.move_time_limit + bot_services.LEASE_GRACE) + 5.0
-    )
-    last_ply = None
-    moved_at = time.monotonic()
-    while True:
-        bot_services.bot_turns_play(match_id=match_id)
-        status, ply = Match.objects.values_list("status", "ply").get(pk=match_id)
-        if status != Match.Status.ACTIVE:
-            return status
-        if ply != last_ply:
-            last_ply, moved_at = ply, time.monotonic()
-        elif time.monotonic() - moved_at > patience:
-            return status
-        time.sleep(poll)
 
 
 _GIVE_UP = -1

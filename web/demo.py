@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 
+from bots.driver import bot_turns_play
 from bots.models import Bot
-from bots.services import bot_turns_play, builtin_bots_ensure
+from bots.services import builtin_bots_ensure
 from cardserver.celery import eager_tasks
 from games import services as match_services
 from games.models import Match

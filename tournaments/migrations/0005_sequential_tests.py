@@ -8,8 +8,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('bots', '0006_bot_versions'),
-        ('games', '0005_seat_bot_version'),
+        ('bots', '0007_bot_versions'),
+        ('games', '0006_seat_bot_version'),
         ('tournaments', '0004_rating_applied_from_ledger'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

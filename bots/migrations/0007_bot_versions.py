@@ -19,7 +19,7 @@ def first_versions(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('bots', '0005_bot_turn_lease_holder'),
+        ('bots', '0006_bot_turn_lease_calling_owner'),
     ]
 
     operations = [

@@ -18,8 +18,8 @@ def seats_at_first_versions(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('bots', '0006_bot_versions'),
-        ('games', '0004_match_rating_applied'),
+        ('bots', '0007_bot_versions'),
+        ('games', '0005_move_queued_at_sent_at'),
     ]
 
     operations = [
