@@ -82,6 +82,63 @@ def play_deck(task: tuple[str, int, str, str, int]) -> list[tuple[float, float]]
     return pairs
 
 
+def play_unpaired(task: tuple[str, int, str, str, int]) -> tuple[float, float]:
+    """Play pair ``index`` of an unpaired test: its two games on two different decks, the
+    tested seat alternating with the pair's index as in the paired test."""
+    game_name, players, candidate, baseline, index = task
+    tag = f"bench-unpaired:{game_name}:{players}:{candidate}:{baseline}:{index}"
+    if players == 2:
+        first = play(game_name, 2, [candidate, baseline], f"{tag}:deck-a", f"{tag}:0")
+        second = play(game_name, 2, [baseline, candidate], f"{tag}:deck-b", f"{tag}:1")
+        return sprt.game_score(first, 0), 1 - sprt.game_score(second, 1)
+    seat = index % players
+    seating = [REFERENCE] * players
+    seating[seat] = candidate
+    c = play(game_name, players, seating, f"{tag}:deck-a", f"{tag}:c")
+    seating[seat] = baseline
+    b = play(game_name, players, seating, f"{tag}:deck-b", f"{tag}:b")
+    return sprt.game_score(c, seat), sprt.game_score(b, seat)
+
+
+def play_paired(task: tuple[str, int, str, str, int]) -> tuple[float, float]:
+    """Play pair ``index`` of a paired test on a deck of its own."""
+    game_name, players, candidate, baseline, index = task
+    pairs = play_deck((game_name, players, candidate, baseline, 10**6 + index // players))
+    return pairs[0] if players == 2 else pairs[index % players]
+
+
+def direct_tests(pool, case: tuple[str, int, str, str], paired: bool, runs: int,
+                 batch: int = 8) -> dict:
+    """Run ``runs`` sequential tests (default bounds) on games played for them, not
+    resampled: each run plays its own decks, ``batch`` pairs at a time, and stops at the
+    first pair whose LLR crosses a bound (the rest of its batch is not counted)."""
+    game_name, players, candidate, baseline = case
+    low, high = sprt.llr_bounds(0.05, 0.05)
+    counts = {run: np.zeros(5) for run in range(runs)}
+    played = dict.fromkeys(range(runs), 0)
+    lengths, accepted = {}, 0
+    job = play_paired if paired else play_unpaired
+    while counts:
+        tasks = [
+            (game_name, players, candidate, baseline, run * 100_000 + played[run] + k)
+            for run in counts for k in range(batch)
+        ]
+        outcomes = pool.map(job, tasks, chunksize=4)
+        for n, run in enumerate(list(counts)):
+            for a, b in outcomes[n * batch:(n + 1) * batch]:
+                counts[run][sprt.pair_outcome(a, b)] += 1
+                played[run] += 1
+                value = sprt.llr(counts[run], 0.0, 20.0)
+                if value <= low or value >= high or played[run] >= 20_000:
+                    lengths[run] = played[run]
+                    accepted += value >= high
+                    del counts[run]
+                    break
+    games = [2 * n for n in lengths.values()]
+    return {"runs": runs, "games_mean": float(np.mean(games)),
+            "games_median": float(np.median(games)), "accepted_h1": accepted / runs}
+
+
 def distributions(pairs: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
     paired = np.zeros(5)
     for a, b in pairs:
@@ -104,7 +161,24 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--direct", type=int, default=0, metavar="RUNS",
+        help="only run RUNS tests of greedy against sloppy in 2-player Durak on games "
+        "played for each test (paired and unpaired), as a check of the resampled figures",
+    )
     options = parser.parse_args()
+    if options.direct:
+        with multiprocessing.Pool(options.processes) as pool:
+            case = ("durak", 2, "greedy", "sloppy")
+            result = {
+                name: direct_tests(pool, case, paired, options.direct)
+                for name, paired in (("paired", True), ("unpaired", False))
+            }
+        result["ratio"] = result["unpaired"]["games_mean"] / result["paired"]["games_mean"]
+        print(json.dumps(result, indent=1))
+        if options.json:
+            options.json.write_text(json.dumps(result, indent=1))
+        return
     rows = []
     print(f"load at start {os.getloadavg()[0]:.2f}; {options.runs} tests a case")
     with multiprocessing.Pool(options.processes) as pool:
