@@ -107,8 +107,8 @@ def sequential_test_create(
         raise SequentialTestError("the candidate and the baseline are the same bot version")
     if model not in sprt.MODELS:
         raise SequentialTestError(f"model is one of {', '.join(sprt.MODELS)}")
-    if not elo0 < elo1:
-        raise SequentialTestError("elo0 must be below elo1")
+    if not -1000 <= elo0 < elo1 <= 1000:
+        raise SequentialTestError("elo0 must be below elo1, both from -1000 to 1000")
     if not (0 < alpha < 0.5 and 0 < beta < 0.5):
         raise SequentialTestError("alpha and beta are between 0 and 0.5")
     if not 2 <= max_games <= settings.SEQUENTIAL_TEST_MAX_GAMES:

@@ -30,10 +30,18 @@ class SequentialTestCreateSerializer(serializers.Serializer):
         max_length=40, default="greedy", help_text="Reference mode: the built-in bot in "
         "the other seats.",
     )  # fmt: skip
-    elo0 = serializers.FloatField(required=False, help_text="Default 0.")
-    elo1 = serializers.FloatField(required=False, help_text="Default 20.")
-    alpha = serializers.FloatField(required=False, help_text="Default 0.05.")
-    beta = serializers.FloatField(required=False, help_text="Default 0.05.")
+    elo0 = serializers.FloatField(
+        required=False, min_value=-1000, max_value=1000, help_text="Default 0."
+    )
+    elo1 = serializers.FloatField(
+        required=False, min_value=-1000, max_value=1000, help_text="Default 20."
+    )
+    alpha = serializers.FloatField(
+        required=False, min_value=0.0001, max_value=0.4999, help_text="Default 0.05."
+    )
+    beta = serializers.FloatField(
+        required=False, min_value=0.0001, max_value=0.4999, help_text="Default 0.05."
+    )
     model = serializers.ChoiceField(choices=list(MODELS), default="normalized")
     max_games = serializers.IntegerField(required=False, help_text="Default 4,000.")
     move_time_limit = serializers.FloatField(
