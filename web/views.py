@@ -110,6 +110,13 @@ def bot_list(request: HttpRequest) -> HttpResponse:
 
 
 def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
+    if "@" in name:
+        # bot@label: the version's line is on its bot's page.
+        try:
+            bot, _ = versions.bot_and_version(name)
+        except (Bot.DoesNotExist, BotVersion.DoesNotExist):
+            raise Http404("No such bot or version.") from None
+        return redirect(reverse("web:bot", args=[bot.name]) + "#versions")
     bot = get_object_or_404(Bot.objects.select_related("owner"), name__iexact=name)
     history = ratings.bot_rating_history(bot.pk)
     pool_ratings = {r.pool: r for r in Rating.objects.filter(bot=bot)}

@@ -52,3 +52,13 @@ def test_the_elo_chart_marks_where_a_version_started():
     marked = rating_charts(history, [(start, "1"), (start + timedelta(minutes=2.5), "v2")])
     assert marked["elo"].count('class="mark"') == 1 and ">v2</text>" in marked["elo"]
     assert 'class="mark"' not in rating_charts(history, [(start, "1")])["elo"]
+
+
+def test_a_version_named_as_bot_at_label_leads_to_its_line_on_the_bot_page(client, user_factory):
+    bot = Bot.objects.create(
+        name="alpha", owner=user_factory(), kind="builtin", builtin="random", games=["durak"]
+    )
+    versions.bot_version_first(bot=bot)
+    answer = client.get("/bots/alpha@1/")
+    assert answer.status_code == 302 and answer["Location"] == "/bots/alpha/#versions"
+    assert client.get("/bots/alpha@9/").status_code == 404
