@@ -80,9 +80,13 @@ def tournaments_watchdog(stale_after: float | None = None) -> list[int]:
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
-    soft_time_limit=2 * settings.MATCH_TASK_TIME_LIMIT,
-    time_limit=2 * settings.MATCH_TASK_TIME_LIMIT + 60,
+    soft_time_limit=settings.MATCH_TASK_TIME_LIMIT,
+    time_limit=settings.MATCH_TASK_TIME_LIMIT + 60,
 )
 def play_sequential_pair(pair_id: int) -> str:
-    """Play a sequential test's pair (two matches) and update the test."""
+    """Play a sequential test's pair (two matches) and update the test.
+
+    Both matches share one match task's time limit, so that the broker's visibility
+    timeout still outlasts every task; a pair that runs out is played on (its matches
+    resume from their logs) by the task sent again, up to TOURNAMENT_MAX_ATTEMPTS."""
     return sequential.sequential_pair_play(pair_id=pair_id)
