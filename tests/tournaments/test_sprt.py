@@ -22,28 +22,19 @@ def _band(p: float, runs: int) -> float:
     return 3 * math.sqrt(p * (1 - p) / runs)
 
 
+@pytest.mark.parametrize("model", sprt.MODELS)
 @pytest.mark.parametrize(
-    ("model", "elo0", "elo1"), [("normalized", 0, 40), ("logistic", 0, 40)]
+    ("true", "accepts_h1", "seed"), [(0, ALPHA, 11), (40, 1 - BETA, 12)], ids=["elo0", "elo1"]
 )
-def test_at_elo0_the_test_accepts_h0_about_1_minus_alpha_of_runs(model, elo0, elo1):
-    pdf = sprt.pairs_with_elo(elo0, model=model)
+def test_the_test_accepts_h1_at_its_error_rates(model, true, accepts_h1, seed):
+    """At elo0 about alpha of the runs accept H1 (1 - alpha accept H0); at elo1 about
+    1 - beta."""
+    pdf = sprt.pairs_with_elo(true, model=model)
     result = sprt.simulate(
-        pdf, elo0, elo1, ALPHA, BETA, runs=RUNS, max_pairs=20_000, model=model, seed=11
+        pdf, 0, 40, ALPHA, BETA, runs=RUNS, max_pairs=20_000, model=model, seed=seed
     )
     assert result.undecided == 0
-    assert abs(result.accepted_h1 / RUNS - ALPHA) <= _band(ALPHA, RUNS)
-
-
-@pytest.mark.parametrize(
-    ("model", "elo0", "elo1"), [("normalized", 0, 40), ("logistic", 0, 40)]
-)
-def test_at_elo1_the_test_accepts_h1_about_1_minus_beta_of_runs(model, elo0, elo1):
-    pdf = sprt.pairs_with_elo(elo1, model=model)
-    result = sprt.simulate(
-        pdf, elo0, elo1, ALPHA, BETA, runs=RUNS, max_pairs=20_000, model=model, seed=12
-    )
-    assert result.undecided == 0
-    assert abs(result.accepted_h1 / RUNS - (1 - BETA)) <= _band(BETA, RUNS)
+    assert abs(result.accepted_h1 / RUNS - accepts_h1) <= _band(accepts_h1, RUNS)
 
 
 def test_the_sequential_test_needs_fewer_pairs_on_average_than_a_fixed_size_test():
