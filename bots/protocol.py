@@ -215,6 +215,8 @@ class BotAnswer:
     fault: Fault | None = None
     detail: str = ""
     elapsed: float = 0.0
+    # A ping answer's "version": the bot's own name for the code answering (or "").
+    version: str = ""
 
     @property
     def ok(self) -> bool:

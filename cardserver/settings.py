@@ -513,6 +513,18 @@ LADDER_TABLES_PER_TICK = 1
 LADDER_MAX_ACTIVE = 20
 LADDER_PAUSE_AFTER_FORFEITS = 3
 
+# Sequential tests (tournaments/sequential.py, docs/sequential-tests.md): the defaults of
+# a test, the largest cap on games one may ask for, and per user the games in flight at
+# once (over all their tests; a pair is two games) and the tests started in 24 hours
+# (staff are not counted).
+SEQUENTIAL_TEST_DEFAULTS = {
+    "elo0": 0.0, "elo1": 20.0, "alpha": 0.05, "beta": 0.05, "max_games": 4000,
+    "move_time_limit": 5.0,
+}
+SEQUENTIAL_TEST_MAX_GAMES = int(os.environ.get("SEQUENTIAL_TEST_MAX_GAMES") or 20000)
+SEQUENTIAL_GAMES_IN_FLIGHT = int(os.environ.get("SEQUENTIAL_GAMES_IN_FLIGHT") or 8)
+SEQUENTIAL_TESTS_PER_DAY = int(os.environ.get("SEQUENTIAL_TESTS_PER_DAY") or 20)
+
 # --- Logging ----------------------------------------------------------------------------
 
 # One JSON object per line (cardserver/logs.py) in production, plain text in development.

@@ -166,6 +166,7 @@ def match_create(
                 index=index,
                 user=holder.user if holder else None,
                 bot=holder.bot if holder else None,
+                bot_version_id=_version_of(holder.bot if holder else None),
             )
             for index, holder in enumerate(seats)
         )
@@ -215,7 +216,8 @@ def match_join(
                 raise SeatTaken()
         seat.user = holder.user
         seat.bot = holder.bot
-        seat.save(update_fields=["user", "bot"])
+        seat.bot_version_id = _version_of(seat.bot)
+        seat.save(update_fields=["user", "bot", "bot_version"])
         if len(open_seats) == 1:
             match_start(match=match)
         else:
@@ -645,6 +647,12 @@ def match_resign(*, match_id: int, seat: int) -> Match:
 
 
 # --- Helpers ----------------------------------------------------------------------------
+
+
+def _version_of(bot: SeatedBot | None) -> int | None:
+    """The version a seat records for ``bot``: the bot's current one (``bots`` keeps it on
+    the bot's row, so the bot seated here carries it and no query is needed)."""
+    return bot.version_id if bot is not None else None
 
 
 def _check_holder(holder: SeatHolder, game: str) -> None:
