@@ -74,7 +74,7 @@ class Match(models.Model):
     snapshot_ply = models.PositiveIntegerField(null=True, blank=True, editable=False)
 
     # Set, with the ratings ledger's row, when a rated match's result has been applied to
-    # its pool (tournaments.services): the partial index below finds the few finished
+    # its pool (tournaments.ratings): the partial index below finds the few finished
     # rated matches not applied yet without reading the whole archive.
     rating_applied = models.BooleanField(default=False, editable=False)
 

@@ -18,6 +18,7 @@ from games import services as match_services
 from games.models import Match
 from tournaments import services as tournament_services
 from tournaments.models import Tournament
+from tournaments.ratings import ratings_apply_pending, ratings_fit
 
 
 @dataclass
@@ -99,8 +100,8 @@ def demo_arena(
             demo.rated.append(bot_match_play("durak", [bots[a], bots[b]], rated=True))
             if number % fit_every == fit_every - 1:
                 # Fits now and then, so that the rating history has more than one point.
-                tournament_services.ratings_apply_pending()
-                tournament_services.ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
+                ratings_apply_pending()
+                ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
         if volynshchik:
             demo.others.append(
                 bot_match_play("volynshchik", [bots["greedy"], bots["random"], bots["bob-random"]])
@@ -110,8 +111,8 @@ def demo_arena(
                 bot_match_play("durak", [bots["greedy"], bots["random"]], format="fool")
             )
         demo.forfeited = _forfeited_match(bots["bob-random"], alice)
-        tournament_services.ratings_apply_pending()
-        tournament_services.ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
+        ratings_apply_pending()
+        ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
         if tournament:
             demo.tournament = _tournament_played(
                 "Demo cup", [bots["random"], bots["greedy"], bots["alice-greedy"]]

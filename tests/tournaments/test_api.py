@@ -3,7 +3,7 @@
 import pytest
 
 from tournaments.models import Tournament
-from tournaments.services import ratings_apply_pending, ratings_fit
+from tournaments.ratings import ratings_apply_pending, ratings_fit
 
 pytestmark = pytest.mark.django_db
 

@@ -4,11 +4,11 @@ import pytest
 
 from games.models import Match
 from tournaments.models import RatedMatch, RatingChange, Tournament, TournamentMatch
+from tournaments.ratings import ratings_recompute
 from tournaments.selectors import tournament_standings
 from tournaments.services import (
     TournamentError,
     inline_play,
-    ratings_recompute,
     tournament_cancel,
     tournament_create,
     tournament_match_play,
