@@ -28,8 +28,11 @@ def one_pool(players: int) -> str:
     return OLD
 
 
-def regroup(apps, pool_of) -> None:
-    """Move every Volynshchik rated match to ``pool_of(players)``, replaying Elo and fits."""
+def regroup(apps, pool_of, targets: list[str]) -> None:
+    """Move every Volynshchik rated match to ``pool_of(players)``, replaying Elo and fits.
+
+    ``targets`` are the pools that exist afterwards (each gets its row).
+    """
     Bot = apps.get_model("bots", "Bot")
     RatedMatch = apps.get_model("tournaments", "RatedMatch")
     RatingChange = apps.get_model("tournaments", "RatingChange")
@@ -41,10 +44,11 @@ def regroup(apps, pool_of) -> None:
 
     old_pools = [key for key in RatingPool.objects.values_list("key", flat=True)
                  if key == OLD or key.startswith(f"{OLD}-")]  # fmt: skip
+    # One pool's ledger keeps its order; pools merged back interleave as the matches
+    # finished (the order in which the ledger applies a pool's matches).
+    order = ["sequence"] if len(old_pools) == 1 else ["match__finished_at", "match_id"]
     ledger = list(
-        RatedMatch.objects.filter(pool__in=old_pools)
-        .select_related("match")
-        .order_by("applied_at", "pool", "sequence")
+        RatedMatch.objects.filter(pool__in=old_pools).select_related("match").order_by(*order)
     )
     changes = defaultdict(list)
     for change in RatingChange.objects.filter(pool__in=old_pools).order_by("seat"):
@@ -92,8 +96,8 @@ def regroup(apps, pool_of) -> None:
         for (pool, bot_id), line in current.items()
     )  # fmt: skip
     RatingPool.objects.filter(key__in=old_pools).delete()
-    for pool, count in sequences.items():
-        RatingPool.objects.create(key=pool, matches_applied=count)
+    for pool in targets:
+        RatingPool.objects.create(key=pool, matches_applied=sequences.get(pool, 0))
     for ladder in LadderMatch.objects.filter(pool__in=old_pools).select_related("match"):
         LadderMatch.objects.filter(pk=ladder.pk).update(pool=pool_of(ladder.match.players))
 
@@ -119,11 +123,11 @@ def regroup(apps, pool_of) -> None:
 
 
 def forward(apps, schema_editor):
-    regroup(apps, per_table_size)
+    regroup(apps, per_table_size, [per_table_size(n) for n in range(2, 6)])
 
 
 def backward(apps, schema_editor):
-    regroup(apps, one_pool)
+    regroup(apps, one_pool, [OLD])
 
 
 class Migration(migrations.Migration):
