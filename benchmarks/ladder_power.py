@@ -12,8 +12,8 @@ ladder's own code chooses the tables (``tournaments.pairing``) and fits the rati
 (``tournaments.bradley_terry.fit_ratings``, anchored on `random`).
 
 A run stops when the fit's order is confident: every adjacent pair separated with a
-likelihood of superiority of at least 95%, checked after every table early on and
-every 2% of games later (a cheap fit without bootstrap screens; a fit with
+likelihood of superiority of at least 95%, checked after every table for the first
+100 games and every 3% of games later (a cheap fit without bootstrap screens; a fit with
 ``--bootstraps`` resamples, as the live fit, confirms). The figures, per shape and
 policy over ``--runs`` seeded runs: the median games to a confident order (with the
 quartiles), and the share of runs whose confident order was wrong. A run that reaches
@@ -186,7 +186,11 @@ def _init(banks: dict[str, str]) -> None:
 
 
 def simulate(task: tuple[str, str, int, int, int, tuple[int, ...]]) -> dict:
-    """Run one seeded ladder until its order is confident; return games and verdict."""
+    """Run one seeded ladder until its order is confident; return games and verdict.
+
+    The results are kept as distinct outcomes with counts (``fit_ratings(counts=...)``),
+    so that a fit costs the same after 100 games or 20,000.
+    """
     shape, policy, seed, max_games, bootstraps, truth = task
     pairing, duplicate, linked = POLICIES[policy]
     bank = _BANK[shape]
@@ -195,14 +199,11 @@ def simulate(task: tuple[str, str, int, int, int, tuple[int, ...]]) -> dict:
     combos = {c: t for t, c in enumerate(itertools.combinations(range(size), players))}
     rng = random.Random(seed)
     draw = random.Random(f"deals:{seed}")
-    tables: list[list[int]] = []
-    losers: list[int | None] = []
-    groups: list[int | None] = []
+    results = Outcomes(linked)
     games = dict.fromkeys(range(size), 0)
     fitted: dict[int, tuple[float, float, float]] = {}
     next_check = 0
-    number = 0
-    while len(tables) < max_games:
+    while results.deals < max_games:
         candidates = [
             Candidate(key=b, owner=b, builtin=False, games=games[b],
                       rating=fitted.get(b, (1500.0,))[0],
@@ -217,32 +218,62 @@ def simulate(task: tuple[str, str, int, int, int, tuple[int, ...]]) -> dict:
         key = tuple(sorted(c.key for c in table))
         deck = draw.randrange(bank.shape[1])
         rotations = range(players) if duplicate else [draw.randrange(players)]
-        number += 1
+        deals = []
         for r in rotations:
             loser = int(bank[combos[key], deck, r])
-            tables.append([key[(s + r) % players] for s in range(players)])
-            losers.append(None if loser < 0 else (loser - r) % players)
-            groups.append(number if linked else None)
+            deals.append((tuple(key[(s + r) % players] for s in range(players)),
+                          None if loser < 0 else (loser - r) % players))  # fmt: skip
             for b in key:
                 games[b] += 1
-        if len(tables) < next_check:
+        results.add(deals)
+        if results.deals < next_check:
             continue
-        next_check = max(len(tables) + 1, math.ceil(len(tables) * 1.02)) if len(tables) > 200 else 0
-        entries = _fit(shape, tables, losers, groups, linked, 0)
+        next_check = math.ceil(results.deals * 1.03) if results.deals > 100 else 0
+        entries = results.fit(anchor(shape), 0)
         fitted = {e.player: (e.rating, e.low, e.high) for e in entries}
         if _confident(entries) and len(entries) == size:
-            entries = _fit(shape, tables, losers, groups, linked, bootstraps)
+            entries = results.fit(anchor(shape), bootstraps)
             if _confident(entries):
                 order = tuple(e.player for e in entries)
-                return {"games": len(tables), "verdict": "right" if order == truth else "wrong"}
-    return {"games": len(tables), "verdict": "cap"}
+                verdict = "right" if order == truth else "wrong"
+                return {"games": results.deals, "verdict": verdict}
+    return {"games": results.deals, "verdict": "cap"}
 
 
-def _fit(shape, tables, losers, groups, linked, bootstraps):
-    return fit_ratings(
-        tables, losers, anchor=anchor(shape), anchor_rating=1000.0, bootstraps=bootstraps,
-        seed=len(tables), groups=groups if linked else None,
-    )  # fmt: skip
+class Outcomes:
+    """The distinct results of a simulated ladder, counted, in ``fit_ratings``'s terms."""
+
+    def __init__(self, linked: bool) -> None:
+        self.linked = linked
+        self.deals = 0
+        self.tables: list[tuple[int, ...]] = []
+        self.losers: list[int | None] = []
+        self.groups: list[int] = []
+        self.counts: list[int] = []
+        self._seen: dict[tuple, list[int]] = {}
+
+    def add(self, deals: list[tuple[tuple[int, ...], int | None]]) -> None:
+        self.deals += len(deals)
+        units = [tuple(deals)] if self.linked else [(deal,) for deal in deals]
+        for unit in units:
+            rows = self._seen.get(unit)
+            if rows is None:
+                rows = self._seen[unit] = []
+                for table, loser in unit:
+                    rows.append(len(self.tables))
+                    self.tables.append(table)
+                    self.losers.append(loser)
+                    self.groups.append(len(self._seen))
+                    self.counts.append(0)
+            for row in rows:
+                self.counts[row] += 1
+
+    def fit(self, anchor_player: int, bootstraps: int):
+        return fit_ratings(
+            self.tables, self.losers, anchor=anchor_player, anchor_rating=1000.0,
+            bootstraps=bootstraps, seed=self.deals, counts=self.counts,
+            groups=self.groups if self.linked else None,
+        )  # fmt: skip
 
 
 def _confident(entries) -> bool:

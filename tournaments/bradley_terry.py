@@ -76,6 +76,7 @@ def fit_ratings(
     confidence: float = 0.95,
     seed: int = 0,
     groups: Sequence[Hashable | None] | None = None,
+    counts: Sequence[int] | None = None,
 ) -> list[FitEntry]:
     """Return the fitted ratings of every player in ``tables``, best first.
 
@@ -84,29 +85,37 @@ def fit_ratings(
     played, drawn or not, and ``losses`` the matches he lost. ``groups[m]``, when given,
     names the duplicate table that match ``m`` is a deal of (None: a deal of its own);
     the deals of one group are resampled together and their luck counted once.
+    ``counts[m]``, when given, says that match ``m`` (or its whole group) happened that
+    many times: a caller that has counted its distinct outcomes passes each once.
     """
-    if len(tables) != len(losers) or (groups is not None and len(groups) != len(tables)):
-        raise ValueError("tables, losers and groups must have the same length")
+    if len(tables) != len(losers) or any(
+        extra is not None and len(extra) != len(tables) for extra in (groups, counts)
+    ):
+        raise ValueError("tables, losers, groups and counts must have the same length")
     players: dict[Hashable, int] = {}
     games: Counter[int] = Counter()
     lost: Counter[int] = Counter()
     linked: dict[Hashable, list[tuple[tuple[int, ...], int]]] = {}
+    times: dict[Hashable, int] = {}
     outcomes: Counter[tuple[tuple[tuple[int, ...], int], ...]] = Counter()
     for number, (table, loser) in enumerate(zip(tables, losers, strict=True)):
         coded = tuple(players.setdefault(player, len(players)) for player in table)
         if len(set(coded)) != len(coded):
             raise ValueError(f"a player sits twice at one table: {list(table)}")
-        games.update(coded)
+        count = 1 if counts is None else counts[number]
+        for player in coded:
+            games[player] += count
         if loser is None:
             continue
-        lost[coded[loser]] += 1
+        lost[coded[loser]] += count
         group = groups[number] if groups is not None else None
         if group is None:
-            outcomes[((coded, loser),)] += 1
+            outcomes[((coded, loser),)] += count
         else:
             linked.setdefault(group, []).append((coded, loser))
-    for deals in linked.values():
-        outcomes[tuple(deals)] += 1
+            times[group] = count
+    for group, deals in linked.items():
+        outcomes[tuple(deals)] += times[group]
     size = len(players)
     if not size:
         return []

@@ -91,17 +91,21 @@ def _ladder_table(
     if len(bots) < players:
         return None
     fitted = pool_intervals(pool)
-    ratings = dict(Rating.objects.filter(pool=pool).values_list("bot_id", "elo"))
-    games = dict(Rating.objects.filter(pool=pool).values_list("bot_id", "games"))
+    rated = {
+        bot_id: (rating, games)
+        for bot_id, rating, games in Rating.objects.filter(pool=pool).values_list(
+            "bot_id", "elo", "games"
+        )
+    }
     by_key = {bot.pk: bot for bot in bots}
     candidates = []
     for bot in bots:
-        elo_now = ratings.get(bot.pk, elo.INITIAL_RATING)
+        elo_now, games = rated.get(bot.pk, (elo.INITIAL_RATING, 0))
         rating, low, high = fitted.get(bot.pk, (elo_now, None, None))
         candidates.append(
             Candidate(
                 key=bot.pk, owner=bot.owner_id, builtin=bot.kind == Bot.Kind.BUILTIN,
-                rating=rating, games=games.get(bot.pk, 0), low=low, high=high,
+                rating=rating, games=games, low=low, high=high,
             )
         )  # fmt: skip
     table = informative_table(candidates, players, rng)
