@@ -29,9 +29,10 @@ cores, CPU the generator takes is CPU the server does not get).
 Celery messages go to Redis (``--broker``, default database 14 on 127.0.0.1:6379) when
 it answers, on a queue of the run's own (emptied before and after), else to the embedded
 broker; no worker consumes them unless ``--worker`` starts one. The scratch database, the
-queue and the servers come from ``benchmarks.harness``. The table reports medians over
-the repeats, with min-max, and again over the quiet runs alone (those during which other
-work stayed under ``--idle-below`` cores).
+queue and the servers come from ``benchmarks.harness``, the clients of (a) and (b) from
+``benchmarks.api_load``, the CPU figures and the calibration from ``benchmarks.machine``.
+The table reports medians over the repeats, with min-max, and again over the quiet runs
+alone (those during which other work stayed under ``--idle-below`` cores).
 
 The machine may be shared: before each run the benchmark waits (up to
 ``--idle-timeout`` seconds) until other processes use fewer than ``--idle-below`` cores,
@@ -44,25 +45,22 @@ machine also changes speed without any process of its own to show for it.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import platform
 import random
-import resource
 import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import httpx
 
-from benchmarks import harness
+from benchmarks import api_load, harness, machine
 
 # --- Environment ------------------------------------------------------------------------
 
@@ -111,8 +109,8 @@ class Server:
                 harness.start(harness.celery_worker(node=node, pool="solo"), env=self.env)
             )
         try:
-            harness.wait_until(self._healthy, timeout=30, what="gunicorn did not answer")
-        except SystemExit:
+            harness.wait_until(self._healthy, timeout=30, what="gunicorn to answer")
+        except TimeoutError:
             self.__exit__()
             raise
         return self
@@ -129,7 +127,7 @@ class Server:
 
     def __exit__(self, *exc) -> None:
         for process in self.processes:
-            harness.stop(process)
+            harness.stop_process_group(process)
 
 
 def _tokens(count: int) -> list[str]:
@@ -144,313 +142,10 @@ def _tokens(count: int) -> list[str]:
     return keys
 
 
-# --- Clients ----------------------------------------------------------------------------
-
-
-class HttpxTransport:
-    """Requests through httpx, one connection kept alive."""
-
-    def __init__(self, base_url: str, token: str) -> None:
-        self.client = httpx.Client(
-            base_url=base_url, headers={"Authorization": f"Token {token}"}, timeout=60
-        )
-
-    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-        answer = self.client.request(method, path, json=body)
-        return answer.status_code, answer.json()
-
-    def close(self) -> None:
-        self.client.close()
-
-
-class StdlibTransport:
-    """Requests through http.client, one connection kept alive: a third of httpx's CPU."""
-
-    def __init__(self, base_url: str, token: str) -> None:
-        host, port = base_url.removeprefix("http://").split(":")
-        self.connection = http.client.HTTPConnection(host, int(port), timeout=60)
-        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-
-    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-        payload = None if body is None else json.dumps(body)
-        self.connection.request(method, path, body=payload, headers=self.headers)
-        answer = self.connection.getresponse()
-        return answer.status, json.loads(answer.read())
-
-    def close(self) -> None:
-        self.connection.close()
-
-
-TRANSPORTS = {"httpx": HttpxTransport, "stdlib": StdlibTransport}
-
-
-class Player:
-    """One user playing its own 2-player Durak matches (it holds both seats)."""
-
-    transport = StdlibTransport
-
-    def __init__(self, base_url: str, token: str, seed: int) -> None:
-        self.http = self.transport(base_url, token)
-        self.rng = random.Random(seed)
-        self.match_id: int | None = None
-
-    def new_match(self, username: str) -> None:
-        status, body = self.http.request(
-            "POST",
-            "/api/v1/matches/",
-            {"game": "durak", "players": 2, "seats": [{"user": username}] * 2},
-        )
-        if status != 201:
-            raise RuntimeError(f"creating a match: {status} {body}")
-        self.match_id = body["id"]
-
-    def view(self) -> dict:
-        status, body = self.http.request("GET", f"/api/v1/matches/{self.match_id}/me/")
-        if status != 200:
-            raise RuntimeError(f"reading a view: {status} {body}")
-        return body
-
-    def move(self, view: dict) -> tuple[int, dict]:
-        return self.http.request(
-            "POST",
-            f"/api/v1/matches/{self.match_id}/moves/",
-            {
-                "ply": view["ply"],
-                "seat": view["seat"],
-                "move": self.rng.choice(view["legal_moves"]),
-            },
-        )
-
-
 def _username(token: str) -> str:
     from rest_framework.authtoken.models import Token
 
     return Token.objects.select_related("user").get(key=token).user.username
-
-
-def run_throughput(
-    url: str, tokens: list[str], names: list[str], seconds: float, server: Server
-) -> dict:
-    """Part (a): every client plays as fast as it can; return accepted moves per second."""
-    accepted = [0] * len(tokens)
-    errors = [0] * len(tokens)
-    start_gate = threading.Barrier(len(tokens) + 1, timeout=120)
-    stop = threading.Event()
-    failures: list[BaseException] = []
-
-    def client(index: int) -> None:
-        player = Player(url, tokens[index], seed=index)
-        try:
-            player.new_match(names[index])
-            start_gate.wait()
-            while not stop.is_set():
-                view = player.view()
-                status, body = player.move(view)
-                if status == 200:
-                    accepted[index] += 1
-                    if body["ended_match"]:
-                        player.new_match(names[index])
-                else:
-                    errors[index] += 1
-        except BaseException as exc:
-            failures.append(exc)
-            start_gate.abort()
-            stop.set()
-        finally:
-            player.http.close()
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(len(tokens))]
-    for thread in threads:
-        thread.start()
-    try:
-        start_gate.wait()
-    except threading.BrokenBarrierError:
-        for thread in threads:
-            thread.join()
-        raise RuntimeError(f"a client failed: {failures[:1]}") from None
-    web0, db0 = _process_cpu(f"127.0.0.1:{server.port}"), _process_cpu(server.database)
-    machine0 = _machine_cpu()[0]
-    cpu0, moves0, started = _cpu(), sum(accepted), time.perf_counter()
-    time.sleep(seconds)
-    moves = sum(accepted) - moves0
-    elapsed = time.perf_counter() - started
-    cpu = _cpu() - cpu0
-    web = _cpu_since(web0, f"127.0.0.1:{server.port}")
-    db = _cpu_since(db0, server.database)
-    machine = _machine_cpu()[0] - machine0
-    stop.set()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise RuntimeError(f"a client failed: {failures[:1]}")
-    return {
-        "moves_per_s": moves / elapsed,
-        "errors": sum(errors),
-        "generator_cpu": cpu / elapsed,
-        # CPU per accepted move (a view and a move request), in ms.
-        "cpu_ms_per_move": {
-            "gunicorn": 1000 * web / max(moves, 1),
-            "postgres": 1000 * db / max(moves, 1),
-            "generator": 1000 * cpu / max(moves, 1),
-        },
-        # Cores busy with anything else (other processes, the kernel) during the run.
-        "other_cores": max(0.0, machine - web - db - cpu) / elapsed,
-    }
-
-
-def run_latency(
-    url: str, tokens: list[str], names: list[str], rate: float, seconds: float, server: Server
-) -> dict:
-    """Part (b): moves due on a fixed schedule; latency from the scheduled send time."""
-    lanes = len(tokens)
-    period = lanes / rate
-    latencies: list[list[float]] = [[] for _ in range(lanes)]
-    late_starts = [0] * lanes
-    errors = [0] * lanes
-    ready = threading.Barrier(lanes + 1, timeout=120)
-    origin: list[float] = []
-    failures: list[BaseException] = []
-
-    def lane(index: int) -> None:
-        player = Player(url, tokens[index], seed=1000 + index)
-        try:
-            player.new_match(names[index])
-            ready.wait()
-            ready.wait()  # the origin is set between the two waits
-            slot = origin[0] + index / rate
-            end = origin[0] + seconds
-            while slot < end:
-                view = player.view()
-                pause = slot - time.perf_counter()
-                if pause > 0:
-                    time.sleep(pause)
-                else:
-                    late_starts[index] += 1
-                status, body = player.move(view)
-                done = time.perf_counter()
-                if status == 200:
-                    latencies[index].append(done - slot)
-                    if body["ended_match"]:
-                        player.new_match(names[index])
-                else:
-                    errors[index] += 1
-                slot += period
-        except BaseException as exc:
-            failures.append(exc)
-            ready.abort()
-        finally:
-            player.http.close()
-
-    threads = [threading.Thread(target=lane, args=(i,)) for i in range(lanes)]
-    for thread in threads:
-        thread.start()
-    try:
-        ready.wait()
-        origin.append(time.perf_counter() + 0.5)
-        ready.wait()
-    except threading.BrokenBarrierError:
-        pass
-    web0, db0 = _process_cpu(f"127.0.0.1:{server.port}"), _process_cpu(server.database)
-    machine0, cpu0, started = _machine_cpu()[0], _cpu(), time.perf_counter()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    ours = (
-        _cpu_since(web0, f"127.0.0.1:{server.port}")
-        + _cpu_since(db0, server.database)
-        + _cpu() - cpu0
-    )  # fmt: skip
-    other_cores = max(0.0, _machine_cpu()[0] - machine0 - ours) / elapsed
-    if failures:
-        raise RuntimeError(f"a lane failed: {failures[:1]}")
-    flat = sorted(x for lane_latencies in latencies for x in lane_latencies)
-    return {
-        "moves": len(flat),
-        "achieved_rate": len(flat) / seconds,
-        "median_ms": 1000 * statistics.median(flat),
-        "p99_ms": 1000 * flat[min(len(flat) - 1, int(0.99 * len(flat)))],
-        "max_ms": 1000 * flat[-1],
-        "late_starts": sum(late_starts),
-        "errors": sum(errors),
-        "other_cores": other_cores,
-    }
-
-
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _machine_cpu() -> tuple[float, float]:
-    """Return (busy, total) CPU seconds of the whole machine so far (/proc/stat)."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle and iowait
-    total = sum(fields[:8])
-    return (total - idle) / _TICKS, total / _TICKS
-
-
-def calibrate() -> float:
-    """Return the milliseconds a fixed piece of pure Python takes now (lower is faster).
-
-    The machine's speed varies beyond what other processes take (a virtual machine's
-    host is shared too); this figure, taken before each run, says how fast it was.
-    """
-    from games.engine import load_game
-
-    game = load_game("durak", players=2)
-    started = time.perf_counter()
-    for seed in range(200):
-        state = game.deal(seed=seed)
-        rng = random.Random(seed)
-        while not state.is_over:
-            state = state.play(rng.choice(state.legal_moves()))
-    return 1000 * (time.perf_counter() - started)
-
-
-def wait_for_idle(*, busy_below: float, timeout: float) -> float:
-    """Wait until other processes use less than ``busy_below`` cores; return that use.
-
-    The machine is shared: a run measured while something else computes measures that
-    too. Gives up (and returns the last figure) after ``timeout`` seconds.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        busy0, _ = _machine_cpu()
-        time.sleep(2)
-        busy = (_machine_cpu()[0] - busy0) / 2
-        if busy < busy_below or time.monotonic() > deadline:
-            return busy
-
-
-def _process_cpu(match: str) -> dict[int, float]:
-    """Return ``{pid: CPU seconds so far}`` of the processes whose command line has ``match``."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            if match not in command:
-                continue
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        found[int(entry.name)] = (int(fields[11]) + int(fields[12])) / _TICKS
-    return found
-
-
-def _cpu_since(before: dict[int, float], match: str) -> float:
-    """Return the CPU seconds the processes matching ``match`` used since ``before``.
-
-    A process that started meanwhile counts in full; one that ended (PostgreSQL ends a
-    backend when Django closes a connection older than ``CONN_MAX_AGE``) is left out, so
-    the figure can be a little low, never negative.
-    """
-    now = _process_cpu(match)
-    return sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
 
 
 # --- Part (c): cost per move in the service ---------------------------------------------
@@ -469,6 +164,7 @@ def run_service_costs(samples: int = 10) -> dict:
 
     from games.models import Match
     from games.rows import match_row
+    from games.seating import SeatHolder
     from games.selectors import match_state
     from games.services import match_create, match_move_submit
 
@@ -483,7 +179,7 @@ def run_service_costs(samples: int = 10) -> dict:
         rng = random.Random(seed)
         match = match_create(
             creator=user, game="durak", players=2, format="fool",
-            seats=[{"user": user}, {"user": user}],
+            seats=[SeatHolder(user=user), SeatHolder(user=user)],
         )  # fmt: skip
         while True:
             started = time.perf_counter()
@@ -552,7 +248,10 @@ def main() -> None:
         "--idle-timeout", type=float, default=900, help="seconds to wait for that at most"
     )
     parser.add_argument(
-        "--http", choices=sorted(TRANSPORTS), default="stdlib", help="the load generator's client"
+        "--http",
+        choices=sorted(api_load.TRANSPORTS),
+        default="stdlib",
+        help="the load generator's client",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
@@ -561,7 +260,7 @@ def main() -> None:
     args = parser.parse_args()
     # Stopped from outside (timeout, Ctrl-C), still stop gunicorn and drop the database.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    Player.transport = TRANSPORTS[args.http]
+    api_load.Player.transport = api_load.TRANSPORTS[args.http]
 
     with (
         tempfile.TemporaryDirectory() as var_dir,
@@ -604,9 +303,9 @@ def measure(args, server: Server) -> tuple[list[dict], list[dict], dict | None]:
     throughput, latency = [], []
     for repeat in range(args.repeats):
         if "a" in args.parts:
-            wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
-            speed = calibrate()
-            got = run_throughput(
+            machine.wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+            speed = machine.calibrate()
+            got = api_load.run_throughput(
                 server.url, tokens[: args.clients], names[: args.clients], args.seconds,
                 server,
             )  # fmt: skip
@@ -614,9 +313,9 @@ def measure(args, server: Server) -> tuple[list[dict], list[dict], dict | None]:
             throughput.append(got)
             print(f"(a) run {repeat + 1}: {json.dumps(got)}", flush=True)
         if "b" in args.parts:
-            wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
-            speed = calibrate()
-            got = run_latency(
+            machine.wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+            speed = machine.calibrate()
+            got = api_load.run_latency(
                 server.url, tokens[args.clients :], names[args.clients :], args.rate,
                 args.seconds, server,
             )  # fmt: skip
@@ -625,7 +324,7 @@ def measure(args, server: Server) -> tuple[list[dict], list[dict], dict | None]:
             print(f"(b) run {repeat + 1}: {json.dumps(got)}", flush=True)
     service = None
     if "c" in args.parts:
-        wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+        machine.wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
         service = run_service_costs()
     return throughput, latency, service
 

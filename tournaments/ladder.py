@@ -2,7 +2,8 @@
 
 Beat runs ``ladder_tick``, which chooses tables by information (``tournaments.pairing``:
 the bots whose order the results leave least certain, with a floor of exploration) and
-sends each table to a worker (``ladder_match_play``). A table is duplicate: one deck,
+sends each table to a worker (``ladder_match_play``, which plays each deal between two
+transactions: see its docstring). A table is duplicate: one deck,
 dealt once in each seat rotation of its bots, so every bot holds every hand and most of
 the deck's luck cancels; the fit links the rotations. A bot that keeps forfeiting is
 paused.
@@ -16,15 +17,17 @@ import secrets
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from bots.driver import match_play_to_end
 from bots.models import Bot
 from games.engine.cards import shuffled_deck
 from games.models import Match, Seat
+from games.seating import SeatHolder
 from tournaments import elo
 from tournaments.models import LadderMatch, LadderPause, Rating
 from tournaments.pairing import Candidate, informative_table, seat_rotations
 from tournaments.pools import pool_of
 from tournaments.ratings import ratings_apply_match
-from tournaments.services import after_commit, match_play_to_end, matches_abort
+from tournaments.services import after_commit, matches_abort
 
 
 def ladder_tick(*, tables_per_pool: int | None = None, seed: int | None = None) -> list[int]:
@@ -132,7 +135,7 @@ def _ladder_match_create(
             players=players,
             deck_size=deck_size,
             format="deal",
-            seats=[{"bot": bot} for bot in order],
+            seats=[SeatHolder(bot=bot) for bot in order],
             move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
             rated=True,
             notify=False,  # play_ladder_match plays it

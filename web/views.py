@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods
 from accounts import services as account_services
 from bots.models import Bot
 from bots.services import BUILTIN_PLAYERS, SYSTEM_USERNAME
-from games.catalog import GAMES
+from games.catalog import GAME_CATALOG
 from games.filters import MatchFilter
 from games.models import Match, Seat
 from games.selectors import match_for_reading, match_verification, matches_for_listing, seats_of
@@ -51,7 +51,7 @@ def home(request: HttpRequest) -> HttpResponse:
         request,
         "web/home.html",
         {
-            "games": GAMES,
+            "games": GAME_CATALOG,
             "boards": boards,
             "running": running[:6],
             "recent": selectors.recent_finished_matches(10),
@@ -322,7 +322,7 @@ def play_lobby(request: HttpRequest) -> HttpResponse:
         request,
         "web/play_lobby.html",
         {
-            "games": GAMES,
+            "games": GAME_CATALOG,
             "builtin_names": [bot.name for bot in _builtin_bots()],
             "open_lines": selectors.match_lines(
                 waiting.filter(pk__in=open_seat).exclude(pk__in=mine).order_by("-created_at")[:20]

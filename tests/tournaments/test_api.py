@@ -9,13 +9,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def quiet_turns(monkeypatch):
-    import games.services
-
-    monkeypatch.setattr(games.services, "_send_turn_started", lambda match_id, ply: None)
-
-
-@pytest.fixture
 def staff_client(user_factory):
     from rest_framework.test import APIClient
 

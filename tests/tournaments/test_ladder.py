@@ -12,13 +12,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def quiet_turns(monkeypatch):
-    import games.services
-
-    monkeypatch.setattr(games.services, "_send_turn_started", lambda match_id, ply: None)
-
-
-@pytest.fixture
 def only_durak_2p(settings, db):
     """Fill only 2-player Durak tables, from the bots the test makes."""
     from bots.models import Bot
@@ -125,8 +118,8 @@ def test_tournament_command_plays_in_process_and_prints_standings_and_ratings(
         "--games", "4", "--duplicate", "--inline",
     )  # fmt: skip
 
-    out = capsys.readouterr().out
-    assert "4/4" in out
+    out, err = capsys.readouterr()
+    assert "4/4" in err  # the progress bar, printed once at the end when not on a terminal
     assert "Finished: 4 matches" in out
     assert "Standings" in out and "cmd-greedy" in out
     assert "95% bootstrap interval" in out

@@ -1,4 +1,4 @@
-"""Migration 0006: the one Volynshchik pool becomes one pool per table size, honestly."""
+"""Migration 0007: the one Volynshchik pool becomes one pool per table size, honestly."""
 
 import importlib
 
@@ -17,7 +17,7 @@ from tournaments.ratings import ratings_apply_pending, ratings_recompute
 
 pytestmark = pytest.mark.django_db
 
-migration = importlib.import_module("tournaments.migrations.0006_volynshchik_pool_per_table_size")
+migration = importlib.import_module("tournaments.migrations.0007_volynshchik_pool_per_table_size")
 
 
 def snapshot():

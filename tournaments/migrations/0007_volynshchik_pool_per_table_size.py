@@ -134,7 +134,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("bots", "0001_initial"),
         ("games", "0004_match_rating_applied"),
-        ("tournaments", "0005_ladder_duplicate_tables"),
+        ("tournaments", "0006_ladder_duplicate_tables"),
     ]
 
     operations = [migrations.RunPython(forward, backward)]

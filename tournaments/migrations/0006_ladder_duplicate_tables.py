@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("tournaments", "0004_rating_applied_from_ledger")]
+    dependencies = [("tournaments", "0005_watchdog_every_10_seconds")]
 
     operations = [
         migrations.AddField(
