@@ -86,7 +86,6 @@ def informative_table(
     rng: random.Random,
     *,
     explore: float = 0.1,
-    sharpness: float = 1.0,
 ) -> list[Candidate] | None:
     """Return the table whose result would change the order most (see the module's text).
 
@@ -107,7 +106,7 @@ def informative_table(
         weights = []
         for i, c in enumerate(ranked):
             near = max(gap[i - 1] if i else 0.0, gap[i] if i < size - 1 else 0.0)
-            weights.append((near * c.sd) ** sharpness)
+            weights.append(near * c.sd)
         if sum(weights) <= 0.0:
             weights = [1.0] * size
         seed = rng.choices(range(size), weights=weights)[0]
