@@ -507,8 +507,12 @@ TOURNAMENT_ABANDONED_AFTER = float(os.environ.get("TOURNAMENT_ABANDONED_AFTER") 
 TOURNAMENT_STALE_AFTER = 300.0
 # The ladder: which tables it fills, how many per tick (beat runs the tick; its interval
 # is in the admin), how many of its matches may be unfinished at once, and after how many
-# forfeits in a row a bot is paused.
-LADDER_TABLES = [["durak", 2], ["durak", 3], ["durak", 4], ["volynshchik", 3]]
+# forfeits in a row a bot is paused. The tables: every shape that has a rating pool
+# (tournaments.pools.POOLS).
+LADDER_TABLES = [
+    ["durak", 2], ["durak", 3], ["durak", 4],
+    ["volynshchik", 2], ["volynshchik", 3], ["volynshchik", 4], ["volynshchik", 5],
+]  # fmt: skip
 LADDER_TABLES_PER_TICK = 1
 LADDER_MAX_ACTIVE = 20
 LADDER_PAUSE_AFTER_FORFEITS = 3
