@@ -17,7 +17,7 @@ the bot kit (``bots.kit``).
 fault whose reason (``Fault``) the matches layer stores when the bot forfeits.
 
 Pure Python, no Django: settings come in as arguments. httpx is needed by ``BotCaller``
-only, so the bot kit runs on the standard library alone.
+only, so the kit's bot server runs on the standard library alone.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bots.urlsafety import UnsafeBotURL, parse_bot_url, resolve_host
@@ -160,6 +160,35 @@ def build_request(
         "deadline": _iso_utc(deadline),
         "time_limit_ms": round(time_limit * 1000),
     }
+
+
+def move_request(
+    *,
+    state: Any,
+    match_id: int | str,
+    game: str,
+    options: Mapping[str, Any],
+    time_limit: float,
+    now: datetime | None = None,
+) -> dict:
+    """Return the request asking the seat to move in the engine ``state`` for its move.
+
+    The one place where a bot's ``view`` and ``legal_moves`` come from: the server's bot
+    turns and the bot kit's local arena and checker all call it, so a bot sees the same
+    request from both.
+    """
+    seat = state.to_move
+    now = datetime.now(UTC) if now is None else now
+    return build_request(
+        match_id=match_id,
+        game=game,
+        options=options,
+        seat=seat,
+        view=state.view(seat),
+        legal_moves=state.legal_moves(),
+        deadline=now + timedelta(seconds=time_limit),
+        time_limit=time_limit,
+    )
 
 
 def _iso_utc(moment: datetime) -> str:

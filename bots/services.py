@@ -28,7 +28,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from bots.models import Bot, BotTurnLease, bot_name_validator
-from bots.protocol import BotAnswer, BotCaller, Fault, build_request
+from bots.protocol import BotAnswer, BotCaller, Fault, move_request
 from bots.urlsafety import UnsafeBotURL, resolve_safe
 from games.engine import GAMES
 from games.errors import IdempotencyKeyReused, MatchNotActive, NotYourTurn, StalePly
@@ -619,15 +619,13 @@ def _bot_turn_load(match_id: int, driver: _Driver) -> _BotTurn | None:
 
 
 def _http_bot_ask(turn: _BotTurn, time_limit: float) -> BotAnswer:
-    payload = build_request(
+    payload = move_request(
+        state=turn.state,
         match_id=turn.match_id,
         game=turn.game,
         options=turn.options,
-        seat=turn.seat,
-        view=turn.state.view(turn.seat),
-        legal_moves=turn.state.legal_moves(),
-        deadline=timezone.now() + timedelta(seconds=time_limit),
         time_limit=time_limit,
+        now=timezone.now(),
     )
     return _caller().request_move(turn.bot.url, turn.bot.secret, payload, time_limit)
 

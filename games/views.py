@@ -29,6 +29,7 @@ from cardserver.renderers import JSONParser, JSONRenderer
 from cardserver.schema import error_example, error_responses
 from games import errors, services
 from games.catalog import GAMES
+from games.engine.replay import replay_document, replay_steps
 from games.filters import MatchFilter
 from games.models import Match
 from games.rows import match_progress, match_row
@@ -672,39 +673,19 @@ class MatchReplayView(MatchErrorsMixin, APIView):
             raise serializers.ValidationError({"ply": [f"The log has {match.ply} moves."]})
         complete = match.status == Match.Status.FINISHED
         moves = match_log(match, up_to_ply=only)
-        steps = []
-        for ply, state in enumerate(match_states(match, moves)):
-            if only is not None and ply != only:
-                continue
-            shown = state.reveal() if complete else state.view(None)
-            shown.pop("history", None)
-            last = moves[ply - 1] if ply else None
-            steps.append(
-                {
-                    "ply": ply,
-                    "seat": last.seat if last else None,
-                    "move": last.move if last else None,
-                    "received_at": last.received_at if last else None,
-                    "time_taken": last.time_taken if last else None,
-                    "state": shown,
-                }
-            )
-        return Response(
-            ReplaySerializer(
-                {
-                    "match": match.pk,
-                    "status": match.status,
-                    "complete": complete,
-                    "ply": match.ply,
-                    "seed": (match.seed or None) if complete else None,
-                    "seed_commitment": match.seed_commitment,
-                    "decks": match_decks(match) if complete else None,
-                    "result": match.result,
-                    "end_reason": match.end_reason,
-                    "steps": steps,
-                }
-            ).data
+        document = replay_document(
+            match=match.pk,
+            status=match.status,
+            complete=complete,
+            ply=match.ply,
+            seed=(match.seed or None) if complete else None,
+            seed_commitment=match.seed_commitment,
+            decks=match_decks(match) if complete else None,
+            result=match.result,
+            end_reason=match.end_reason,
+            steps=replay_steps(match_states(match, moves), moves, complete=complete, only=only),
         )
+        return Response(ReplaySerializer(document).data)
 
 
 class MatchVerifyView(MatchErrorsMixin, APIView):
