@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         "--game", action="append", choices=["durak", "volynshchik"],
         help="the games the bot claims (both)",
     )
-    check.add_argument("--deals", type=int, default=3, help="deals per game and table (3)")
+    check.add_argument("--deals", type=int, default=2, help="deals per table of each game (2)")
     check.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT)
 
     args = parser.parse_args(argv)
