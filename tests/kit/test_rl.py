@@ -176,3 +176,12 @@ def test_the_single_seat_environment_plays_against_built_ins_to_a_reward():
     assert np.array_equal(first["observation"], again["observation"])
     assert set(rewards) <= {-1.0, 0.0, 0.5}
     assert -1.0 in rewards
+
+
+def test_the_numpy_example_trains_and_reports_both_loss_rates(capsys):
+    from bots.kit.rl.example import main
+
+    main(["--episodes", "20", "--eval", "10"])
+
+    printed = capsys.readouterr().out
+    assert "random policy:  loss rate" in printed and "trained policy: loss rate" in printed
