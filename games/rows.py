@@ -65,9 +65,9 @@ def seat_indices(match_id: int, user_id: int) -> list[int]:
     """Return the seats of the match held by the user, directly or through a client bot."""
     statements = _statements()
     if "seats" not in statements:
-        from bots.models import Bot
-
-        seat, bot = _qn(Seat._meta.db_table), _qn(Bot._meta.db_table)
+        # The bot table is the one Seat.bot refers to: games does not import bots.
+        bot_model = Seat._meta.get_field("bot").related_model
+        seat, bot = _qn(Seat._meta.db_table), _qn(bot_model._meta.db_table)
         statements["seats"] = (
             f"SELECT s.{_qn('index')} FROM {seat} s LEFT JOIN {bot} b ON b.{_qn('id')} = "
             f"s.{_qn('bot_id')} WHERE s.{_qn('match_id')} = %s AND (s.{_qn('user_id')} = %s "

@@ -15,14 +15,15 @@ from datetime import datetime
 
 from django.db.models import Prefetch, QuerySet
 
-from games.engine import DurakSeries, IllegalMove, load_game, load_state
+from games.engine import DurakSeries, EndReason, IllegalMove, load_game, load_state
 from games.engine.cards import shuffled_deck
+from games.engine.replay import replay_steps
 from games.fairness import commitment_matches
 from games.models import Match, Move, Seat
 from games.rows import seat_indices
 
-# Engine end reasons; any other end_reason of a finished match is a forfeit code.
-ENGINE_END_REASONS = frozenset({"loser", "both_out", "repetition", "move_limit"})
+# A finished match's end_reason is one of these or a forfeit code ("timeout", "resign"...).
+ENGINE_END_REASONS = frozenset(EndReason)
 
 
 # Who holds the seats of a match is fixed once it has started (nothing changes a seat
@@ -186,6 +187,29 @@ def match_log(match: Match, *, up_to_ply: int | None = None) -> list[Move]:
     moves = Move.objects.filter(match_id=match.pk).order_by("ply")
     limit = match.ply if up_to_ply is None else min(up_to_ply, match.ply)
     return list(moves.filter(ply__lt=limit))
+
+
+
+def move_think_time(move: Move) -> float | None:
+    """Return the seconds a bot asked over HTTP took, from its request sent to its answer
+    arrived (the arena's queueing before the send is not counted); None for other moves."""
+    if move.sent_at is None:
+        return None
+    return max(0.0, (move.received_at - move.sent_at).total_seconds())
+
+
+def match_replay_steps(match: Match, *, only: int | None = None) -> list[dict]:
+    """Return the steps of the match's replay: the state after each ply, with its move.
+
+    Every state shows all hands once the match is finished, and the public view before.
+    With ``only``, the one step after ``only`` moves. The match must have started.
+    """
+    complete = match.status == Match.Status.FINISHED
+    moves = match_log(match, up_to_ply=only)
+    return replay_steps(
+        match_states(match, moves), moves, complete=complete, only=only,
+        think_time=move_think_time,
+    )
 
 
 # --- Verification -------------------------------------------------------------------------

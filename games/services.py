@@ -7,8 +7,8 @@ an append-only log of moves; these functions are the only code that writes them.
 Every action that changes a match locks its row first (``SELECT ... FOR UPDATE`` on
 PostgreSQL; on SQLite the settings open every transaction with ``BEGIN IMMEDIATE``,
 which takes the database's write lock), so two requests never act on one match at once.
-After a commit that changes whose turn it is, ``games.tasks.match_turn_started`` is sent
-for the new ply: it schedules the deadline check and lets bots move.
+After a commit that changes a match, ``games.events`` announces it; ``bots`` hands a turn
+of a seat the arena drives to its bot driver.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from games.engine import IllegalMove, InvalidMove, load_game
+from games import clock
+from games.engine import IllegalMove, InvalidMove, load_game, same_move
 from games.engine.cards import check_deck
 from games.errors import (
     AlreadySeated,
@@ -47,17 +48,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MOVE_TIME_LIMIT = 60.0
 MAX_MOVE_TIME_LIMIT = 24 * 3600.0
-# How long after a deadline a move is still accepted and the deadline check waits, so that
-# a move sent just in time is not lost to network and queueing delays.
-DEADLINE_GRACE = 1.0
-# The longest a deadline watch waits before it looks again. A Redis broker gives a
-# message that a worker has held unacknowledged for longer than its visibility timeout
-# (two hours here, cardserver/settings.py) to another worker as well, and a watch due in
-# a day, held all that time, would be duplicated every time, each copy sending itself
-# again.
-DEADLINE_WATCH_MAX_WAIT = 1800.0
-# Bots of these kinds are played by the arena itself; client bots call the API.
-ARENA_PLAYED_BOT_KINDS = ("http", "builtin")
 
 Holder = dict[str, Any] | None
 
@@ -152,7 +142,7 @@ def match_create(
         arena_seats = [
             index
             for index, holder in enumerate(seats)
-            if "bot" in holder and holder["bot"].kind in ARENA_PLAYED_BOT_KINDS
+            if "bot" in holder and holder["bot"].played_by_arena
         ]
         _deal(match, timezone.now(), arena_seats)
     with transaction.atomic():
@@ -226,8 +216,13 @@ def match_start(*, match: Match, now: datetime | None = None) -> Match:
     seed (unless the creator gave decks), publish its commitment, store the snapshot at
     ply 0 and start the clock.
     """
-    arena_seats = Seat.objects.filter(match=match, bot__kind__in=ARENA_PLAYED_BOT_KINDS)
-    _deal(match, now or timezone.now(), arena_seats.values_list("index", flat=True))
+    # ``played_by_arena`` is the bot's own answer (bots.models): games knows no bot kinds.
+    arena_seats = [
+        seat.index
+        for seat in Seat.objects.filter(match=match, bot__isnull=False).select_related("bot")
+        if seat.bot.played_by_arena
+    ]
+    _deal(match, now or timezone.now(), arena_seats)
     match.save(
         update_fields=[
             "seed", "seed_commitment", "status", "started_at", "ply", "to_move", "snapshot",
@@ -254,26 +249,25 @@ def _deal(match: Match, now: datetime, arena_seats: Iterable[int]) -> None:
     match.snapshot = state.to_json()
     match.snapshot_ply = 0
     match.arena_seats = sum(1 << index for index in arena_seats)
-    _open_turn(match, now)
+    clock.turn_open(match, now)
 
 
 def _on_commit_started(match: Match, *, notify: bool) -> None:
-    """Log the start; with ``notify``, after commit, watch the first deadline and hand the
-    first turn to the bot driver if the arena plays it.
+    """Log the start and announce it; with ``notify``, after commit, watch the first deadline
+    (and the announcement lets the bot driver take the first turn if the arena plays it).
 
     Without ``notify`` the caller plays the bots' turns itself (the tournament and ladder
     tasks), and the periodic sweep of overdue matches is the clock's backstop: no
     message is sent.
     """
-    match_id, first_deadline = match.pk, match.move_time_limit + DEADLINE_GRACE
+    match_id, first_deadline = match.pk, match.move_time_limit + clock.DEADLINE_GRACE
     logger.info(
         "match %s started: %s, %s players, %s to move",
         match_id, match.game, match.players, match.to_move, extra={"match_id": match_id},
     )
     match_changed_announce(match, Change.STARTED, arena_to_move=notify and match.arena_to_move)
     if notify:
-        transaction.on_commit(lambda: deadline_watch_send(match_id, first_deadline))
-        _on_commit_turn_started(match)
+        transaction.on_commit(lambda: clock.deadline_watch_send(match_id, first_deadline))
 
 
 def match_cancel(*, match_id: int, user) -> Match:
@@ -310,7 +304,7 @@ def match_quota_check(*, user, bots: list | tuple = ()) -> None:
         raise TooManyOpenMatches(f"User {user.username}", mine, limit)
     limit = settings.MAX_OPEN_MATCHES_PER_BOT
     for bot in bots:
-        if bot is None or bot.kind == "builtin":
+        if bot is None or not bot.open_matches_capped:
             continue
         seated = (
             Match.objects.filter(seats__bot=bot, status__in=open_statuses).distinct().count()
@@ -361,8 +355,7 @@ def match_move_submit(
                 raise NotYourTurn(match.ply, match.to_move)
             if ply != match.ply:
                 raise StalePly(match.ply, match.to_move)
-            late = match.deadline_at and now > match.deadline_at + timedelta(seconds=DEADLINE_GRACE)
-            if not late:
+            if not clock.move_is_late(match, now):
                 (logged,) = _play(
                     match, [ArenaMove(seat, move, now, idempotency_key)], notify=notify
                 )
@@ -373,7 +366,7 @@ def match_move_submit(
                     ended_match=match.status == Match.Status.FINISHED,
                 )
             # The forfeit is committed when this block ends; the error is raised after.
-            _forfeit(match, seat, "timeout", _timeout_detail(match, seat), now)
+            clock.match_forfeit_on_time(match=match, seat=seat, now=now)
     except IntegrityError:
         # Only reached if two writers got past the row lock (it cannot happen with the
         # lock, but the unique constraints are the last guard): answer like the loser of
@@ -395,6 +388,9 @@ class ArenaMove:
     move: dict
     received_at: datetime
     idempotency_key: str = ""
+    # A move asked of a bot over HTTP: when its call was queued and sent (Move's fields).
+    queued_at: datetime | None = None
+    sent_at: datetime | None = None
 
 
 def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -> Match:
@@ -411,7 +407,7 @@ def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -
     deadline was late because the arena stalled (a worker died mid-match and the match
     resumes from its log), not because the player thought too long.
 
-    Sends no turn notice (``games.tasks.match_turn_started``): the driver that made these
+    Announces the moves with ``arena_to_move`` false: the driver that made these
     moves goes on playing the arena's seats itself.
     """
     if not moves:
@@ -460,6 +456,8 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
                 if turn_started_at
                 else 0.0,
                 idempotency_key=played.idempotency_key,
+                queued_at=played.queued_at,
+                sent_at=played.sent_at,
             )
         )
         logger.debug(
@@ -494,14 +492,12 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
         )
     else:
         match.to_move = state.to_move
-        _open_turn(match, now)
+        clock.turn_open(match, now)
     match_update(match, fields)
     if state.is_over:
         match_changed_announce(match, Change.FINISHED)
     else:
         match_changed_announce(match, Change.MOVED, arena_to_move=notify and match.arena_to_move)
-    if notify and not state.is_over:
-        _on_commit_turn_started(match)
     return logged
 
 
@@ -548,21 +544,6 @@ def _ended_match(match: Match, move: Move) -> bool:
     )
 
 
-def same_move(a: Any, b: Any) -> bool:
-    """Return whether two moves are the same move: a set of cards is the same in any order."""
-    return _canonical(a) == _canonical(b)
-
-
-def _canonical(move: Any) -> Any:
-    if not isinstance(move, dict):
-        return move
-    canonical = dict(move)
-    for key in ("cards", "covers"):
-        if isinstance(canonical.get(key), list):
-            canonical[key] = sorted(canonical[key], key=repr)
-    return canonical
-
-
 # --- Ending early -----------------------------------------------------------------------
 
 
@@ -589,146 +570,13 @@ def match_forfeit(
             return match
         if not 0 <= seat < match.players:
             raise InvalidMatchRequest(f"seat {seat} is not in this match")
-        _forfeit(match, seat, code, detail, now or timezone.now())
+        clock.match_forfeit_locked(
+            match=match, seat=seat, code=code, detail=detail, now=now or timezone.now()
+        )
     return match
 
 
-def match_deadline_enforce(
-    *,
-    match_id: int,
-    ply: int | None = None,
-    now: datetime | None = None,
-    by_driver: bool = False,
-) -> bool:
-    """Forfeit the match on time if its seat to move let the deadline pass.
-
-    With ``ply``, only if the match is still at that ply. Return whether it was forfeited.
-    Idempotent: a match that moved on, ended, or is within its time does not change.
-
-    The clock of a seat the arena plays (an HTTP or built-in bot) is kept by the bot
-    driver, which alone forfeits it (``by_driver``): past such a seat's deadline its
-    driver died or its turn notice was lost with a broker, and a bot must not lose for
-    the arena's failure, so the turn is handed to a driver again instead.
-    """
-    with transaction.atomic():
-        match = Match.objects.select_for_update().get(pk=match_id)
-        now = now or timezone.now()
-        if match.status != Match.Status.ACTIVE or match.deadline_at is None:
-            return False
-        if ply is not None and match.ply != ply:
-            return False
-        if now < match.deadline_at:
-            return False
-        if not by_driver and match.arena_to_move:
-            _on_commit_turn_started(match)
-            return False
-        _forfeit(match, match.to_move, "timeout", _timeout_detail(match, match.to_move), now)
-    return True
-
-
-def matches_overdue_forfeit(*, now: datetime | None = None) -> list[int]:
-    """Forfeit on time every active match whose deadline passed; return their ids.
-
-    Each match is forfeited in a transaction of its own. A seat the arena plays is not
-    forfeited: its turn goes to the bot driver again (``match_deadline_enforce``).
-    """
-    from games.selectors import overdue_match_ids
-
-    now = now or timezone.now()
-    return [
-        match_id
-        for match_id in overdue_match_ids(now=now)
-        if match_deadline_enforce(match_id=match_id, now=now)
-    ]
-
-
-def _forfeit(match: Match, seat: int, code: str, detail: str, now: datetime) -> None:
-    """End the locked, active ``match`` with ``seat`` as its loser."""
-    public = match_state(match).view(None)
-    if match.format == Match.Format.FOOL:
-        result = {
-            "loser": seat,
-            "letters": public["series"]["letters"],
-            "deals": public["series"]["deals"],
-        }
-    else:
-        result = {"loser": seat, "out_order": public["out_order"]}
-    logger.info(
-        "match %s: seat %s loses at ply %s (%s): %s",
-        match.pk, seat, match.ply, code, detail, extra={"match_id": match.pk},
-    )
-    match.status = Match.Status.FINISHED
-    match.result = result
-    match.loser = seat
-    match.end_reason = code
-    match.forfeit_seat = seat
-    match.forfeit_reason = detail[:500]
-    match.finished_at = now
-    match.seed_revealed = True
-    match.to_move = None
-    match.turn_started_at = None
-    match.deadline_at = None
-    match.save(
-        update_fields=[
-            "status", "result", "loser", "end_reason", "forfeit_seat", "forfeit_reason",
-            "finished_at", "seed_revealed", "to_move", "turn_started_at", "deadline_at",
-            "snapshot", "snapshot_ply",
-        ]
-    )  # fmt: skip
-    match_changed_announce(match, Change.FINISHED)
-
-
-def _timeout_detail(match: Match, seat: int) -> str:
-    return f"seat {seat} did not move within the time limit of {match.move_time_limit:g} s"
-
-
 # --- Helpers ----------------------------------------------------------------------------
-
-
-def _open_turn(match: Match, now: datetime) -> None:
-    match.turn_started_at = now
-    match.deadline_at = now + timedelta(seconds=match.move_time_limit)
-
-
-def _on_commit_turn_started(match: Match) -> None:
-    """After commit, hand the turn to the bot driver if the arena plays the seat to move.
-
-    A seat held by a person or a client bot needs nothing: its player reads the match
-    (or long-polls) and the deadline watch enforces the clock.
-    """
-    if not match.arena_to_move:
-        return
-    match_id, ply = match.pk, match.ply
-    transaction.on_commit(lambda: _send_turn_started(match_id, ply))
-
-
-def _send_turn_started(match_id: int, ply: int) -> None:
-    from games.tasks import match_turn_started
-
-    try:
-        match_turn_started.delay(match_id, ply)
-    except Exception:
-        # The move is committed; a lost message must not turn its answer into a 500. The
-        # deadline watch and the periodic sweep still end a match nobody moves in.
-        logger.exception(
-            "Could not send match_turn_started(%s, %s)", match_id, ply,
-            extra={"match_id": match_id},
-        )
-
-
-def deadline_watch_send(match_id: int, countdown: float) -> None:
-    """Send the match's deadline watch (``games.tasks.enforce_move_deadline``), due in
-    ``countdown`` seconds or in ``DEADLINE_WATCH_MAX_WAIT``, whichever is sooner."""
-    from games.tasks import enforce_move_deadline
-
-    try:
-        enforce_move_deadline.apply_async(
-            (match_id,), countdown=min(countdown, DEADLINE_WATCH_MAX_WAIT)
-        )
-    except Exception:
-        logger.exception(
-            "Could not send enforce_move_deadline(%s)", match_id, extra={"match_id": match_id}
-        )
 
 
 def _check_holder(holder: dict[str, Any], game: str) -> None:

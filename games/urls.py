@@ -2,19 +2,19 @@
 
 from django.urls import path
 
-from games import views
+from games import play_views, views
 
 urlpatterns = [
     # The three routes of play first: Django tries the patterns in order.
-    path("matches/<int:pk>/me/", views.MatchMeView.as_view(), name="match-me"),
-    path("matches/<int:pk>/moves/", views.MatchMoveView.as_view(), name="match-moves"),
-    path("matches/<int:pk>/wait/", views.MatchWaitView.as_view(), name="match-wait"),
+    path("matches/<int:pk>/me/", play_views.MatchMeView.as_view(), name="match-me"),
+    path("matches/<int:pk>/moves/", play_views.MatchMoveView.as_view(), name="match-moves"),
+    path("matches/<int:pk>/wait/", play_views.MatchWaitView.as_view(), name="match-wait"),
     path("games/", views.GameListView.as_view(), name="game-list"),
     path("matches/", views.MatchListCreateView.as_view(), name="match-list"),
     path("matches/<int:pk>/", views.MatchDetailView.as_view(), name="match-detail"),
     path("matches/<int:pk>/join/", views.MatchJoinView.as_view(), name="match-join"),
     path("matches/<int:pk>/cancel/", views.MatchCancelView.as_view(), name="match-cancel"),
-    path("matches/<int:pk>/resign/", views.MatchResignView.as_view(), name="match-resign"),
+    path("matches/<int:pk>/resign/", play_views.MatchResignView.as_view(), name="match-resign"),
     path("matches/<int:pk>/replay/", views.MatchReplayView.as_view(), name="match-replay"),
     path("matches/<int:pk>/verify/", views.MatchVerifyView.as_view(), name="match-verify"),
 ]

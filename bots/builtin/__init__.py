@@ -17,7 +17,7 @@ import hashlib
 import random
 from typing import Protocol
 
-from games.engine import GAMES
+from games.engine import GAME_CLASSES
 
 from .greedy import GreedyPlayer, RandomPlayer
 from .strong import DEFAULT_BUDGET, StrongPlayer
@@ -26,8 +26,14 @@ PLAYERS: tuple[str, ...] = ("random", "greedy", "strong")
 _CLASSES = {"random": RandomPlayer, "greedy": GreedyPlayer, "strong": StrongPlayer}
 
 __all__ = [
-    "DEFAULT_BUDGET", "PLAYERS", "GreedyPlayer", "Player", "RandomPlayer", "StrongPlayer",
-    "decision_rng", "get_player",
+    "DEFAULT_BUDGET",
+    "PLAYERS",
+    "GreedyPlayer",
+    "Player",
+    "RandomPlayer",
+    "StrongPlayer",
+    "decision_rng",
+    "get_player",
 ]
 
 
@@ -47,12 +53,10 @@ def get_player(name: str, game_name: str, *, budget: int | None = None) -> Playe
 
     ``budget`` (playouts per decision) is for `strong` only; it defaults to DEFAULT_BUDGET.
     """
-    if game_name not in GAMES:
-        raise ValueError(f"unknown game {game_name!r}; the games are {', '.join(GAMES)}")
+    if game_name not in GAME_CLASSES:
+        raise ValueError(f"unknown game {game_name!r}; the games are {', '.join(GAME_CLASSES)}")
     if name not in _CLASSES:
-        raise ValueError(
-            f"unknown built-in player {name!r}; the players are {', '.join(PLAYERS)}"
-        )
+        raise ValueError(f"unknown built-in player {name!r}; the players are {', '.join(PLAYERS)}")
     if name == "strong":
         return StrongPlayer(game_name, DEFAULT_BUDGET if budget is None else budget)
     if budget is not None:

@@ -72,7 +72,10 @@ class Deal:
         for entry in self.log:
             state = state.play(entry.move)
             states.append(state)
-        steps = replay_steps(states, self.log, complete=True)
+        # A local bot's time is all its own: no queue stands between the arena and it.
+        steps = replay_steps(
+            states, self.log, complete=True, think_time=lambda move: move.time_taken
+        )
         for step in steps:
             if step["received_at"] is not None:
                 step["received_at"] = _api_datetime(step["received_at"])

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from bots.caller import BotCaller
 from bots.kit.arena import deal_seed, play_deal, request_options
 from bots.kit.players import BuiltinPlayer, HttpPlayer
 from bots.protocol import (
@@ -24,7 +25,6 @@ from bots.protocol import (
     FRESHNESS_WINDOW,
     MAX_RESPONSE_BYTES,
     BotAnswer,
-    BotCaller,
     move_request,
     signed_headers,
 )

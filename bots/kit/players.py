@@ -5,7 +5,7 @@
 - ``greedy``, ``random``, ``strong``: a built-in player (``bots.builtin``);
 - ``mybot.py:choose`` or ``package.module:choose``: a Python ``choose(view, legal_moves)``;
 - ``http://127.0.0.1:9001/`` (``--secret`` signs its requests): an HTTP bot, called as the
-  server calls it (``bots.protocol.BotCaller``);
+  server calls it (``bots.caller.BotCaller``);
 - ``cmd:python3 mybot.py``: a program in any language that reads one request per line
   on stdin (the JSON the server POSTs) and writes one answer per line on stdout
   (``{"move": {...}}``).
@@ -109,7 +109,7 @@ class HttpPlayer:
     """An HTTP bot called exactly as the server calls it, signed with ``secret``."""
 
     def __init__(self, url: str, secret: str) -> None:
-        from bots.protocol import BotCaller
+        from bots.caller import BotCaller
 
         self.name = url
         self._url = url

@@ -7,7 +7,7 @@ replays with ``replay_document``, so a file from either opens in the site's repl
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -22,13 +22,19 @@ class LoggedMove(Protocol):
 
 
 def replay_steps(
-    states: Iterable, log: Sequence[LoggedMove], *, complete: bool, only: int | None = None
+    states: Iterable,
+    log: Sequence[LoggedMove],
+    *,
+    complete: bool,
+    only: int | None = None,
+    think_time: Callable[[LoggedMove], float | None] | None = None,
 ) -> list[dict]:
     """Return the steps of a replay: the state after 0, 1, ... moves with the move before it.
 
     ``states`` yields the engine state after each ply (``len(log) + 1`` of them). A
     ``complete`` (finished) match shows every hand (``reveal``); otherwise a step shows the
-    public view only. ``only`` keeps the single step of that ply.
+    public view only. ``only`` keeps the single step of that ply. ``think_time`` gives a
+    move's time of the bot's own (None for every move without it).
     """
     steps = []
     for ply, state in enumerate(states):
@@ -45,6 +51,7 @@ def replay_steps(
                 "move": last.move if last else None,
                 "received_at": last.received_at if last else None,
                 "time_taken": last.time_taken if last else None,
+                "think_time": think_time(last) if last and think_time else None,
                 "state": shown,
             }
         )

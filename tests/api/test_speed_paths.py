@@ -25,9 +25,9 @@ from rest_framework.test import APIClient
 from cardserver.renderers import JSONParser, JSONRenderer
 from cardserver.sql import _fast_json
 from games.models import Match
+from games.play_views import _move_request
 from games.rows import match_row
 from games.serializers import MoveSubmitSerializer
-from games.views import _move_request
 from tests.matches import play_random_moves
 
 UTC = datetime.UTC

@@ -21,7 +21,6 @@ from games.services import (
     match_forfeit,
     match_move_submit,
     match_moves_append,
-    same_move,
 )
 from tests.matches import play_random_moves, start_match
 
@@ -139,19 +138,6 @@ def test_unique_constraint_is_the_last_guard_when_the_lock_is_bypassed(pair, mon
 
     assert refused.value.current_ply == 1
     assert Move.objects.filter(match=match).count() == 1
-
-
-def test_same_move_ignores_the_order_of_a_set_of_cards():
-    assert same_move(
-        {"type": "attack", "cards": ["8S", "8D"]}, {"type": "attack", "cards": ["8D", "8S"]}
-    )
-    assert same_move(
-        {"type": "beat", "covers": [["8S", "9S"], ["8D", "9D"]]},
-        {"type": "beat", "covers": [["8D", "9D"], ["8S", "9S"]]},
-    )
-    assert not same_move(
-        {"type": "beat", "covers": [["8S", "9S"]]}, {"type": "beat", "covers": [["9S", "8S"]]}
-    )
 
 
 # --- Forfeits ---------------------------------------------------------------------------
