@@ -13,6 +13,8 @@ Everything here reads the engine's ``legal_moves`` and the seat's ``view`` only.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import numpy as np
 
 from games.engine.cards import RANKS, SUITS, deck_cards
@@ -20,7 +22,24 @@ from games.engine.cards import RANKS, SUITS, deck_cards
 SUBSETS = 15  # the non-empty sets of the four suits, an attack of one rank
 
 
-class DurakCodec:
+class _Codec:
+    card_id: dict[str, int]
+    observation_size: int
+
+    def _canvas(self) -> tuple[np.ndarray, Callable[[int, Iterable[str]], None]]:
+        """Return a zero observation and ``cards(offset, names)``, which sets the bits of
+        ``names`` in the card block starting at ``offset``."""
+        out = np.zeros(self.observation_size, dtype=np.float32)
+        ids = self.card_id
+
+        def cards(offset: int, names: Iterable[str]) -> None:
+            for card in names:
+                out[offset + ids[card]] = 1.0
+
+        return out, cards
+
+
+class DurakCodec(_Codec):
     """Actions: ``attack`` (rank, suits) ids, ``cover with card c`` ids, then ``take``."""
 
     game = "durak"
@@ -87,19 +106,13 @@ class DurakCodec:
         """Return the vector of ``view`` (a seat's), seats counted from that seat."""
         d, n = self.deck_size, self.players
         me = view["seat"]
-        out = np.zeros(self.observation_size, dtype=np.float32)
-        ids = self.card_id
-
-        def cards(offset: int, names) -> None:
-            for card in names:
-                out[offset + ids[card]] = 1.0
-
+        out, cards = self._canvas()
         cards(0, view.get("hand", ()))
         cards(d, view["table"])
         cards(2 * d, pending)
         table = view["table"]
         if view["phase"] == "defend" and len(pending) < len(table) and view["to_move"] == me:
-            out[3 * d + ids[table[len(pending)]]] = 1.0
+            cards(3 * d, [table[len(pending)]])
         cards(4 * d, view["discard"])
         cards(5 * d, [view["trump_card"]])
         base = 6 * d
@@ -122,7 +135,7 @@ class DurakCodec:
         return out
 
 
-class VolynshchikCodec:
+class VolynshchikCodec(_Codec):
     """Actions: ``lead`` card ids, ``cover`` card ids, ``take``, ``declare``."""
 
     game = "volynshchik"
@@ -163,13 +176,7 @@ class VolynshchikCodec:
     def observe(self, view: dict, pending: tuple[str, ...]) -> np.ndarray:
         d, n = 32, self.players
         me = view["seat"]
-        out = np.zeros(self.observation_size, dtype=np.float32)
-        ids = self.card_id
-
-        def cards(offset: int, names) -> None:
-            for card in names:
-                out[offset + ids[card]] = 1.0
-
+        out, cards = self._canvas()
         cards(0, view.get("hand", ()))
         if view.get("reserve"):
             cards(d, [view["reserve"]])
