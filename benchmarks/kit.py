@@ -6,8 +6,9 @@
   observation and a mask for the agent to act at every step, as a learner needs), on one
   pinned core; beside it, the engine's own random-play moves per second on the same table
   in the same run (``benchmarks.engine.play_for``), the baseline it is built on.
-- ``arena``: deals per second of ``bots.kit.arena.play_deals`` with built-in players
-  (every seat asked with the server's request).
+- ``arena``: deals per second of ``bots.kit.arena.play_deal`` with built-in players
+  (every seat asked with the server's request), beside the same players on the bare
+  engine (no request, no log), interleaved.
 - ``install``: the wheel of kit/pyproject.toml, and the size of a fresh venv's
   site-packages with only the kit (and its dependencies, and with ``[rl]``) installed.
 """
@@ -69,6 +70,30 @@ def arena_deals(game: str, players: int, names: list[str], seconds: float) -> fl
     while time.perf_counter() - started < seconds:
         play_deal(game, {"players": players}, bots, seating=tuple(range(players)),
                   seed=deal_seed("bench", deals), dealer=deals % players)
+        deals += 1
+    return deals / (time.perf_counter() - started)
+
+
+def direct_deals(game: str, players: int, names: list[str], seconds: float) -> float:
+    """The baseline of ``arena_deals``: the same players on the engine, with no request."""
+    from bots.builtin import decision_rng, get_player
+    from bots.kit.arena import deal_seed
+    from games.engine import load_game
+
+    table = load_game(game, players=players)
+    bots = [get_player(name, game) for name in names]
+    deals = 0
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        seed = deal_seed("bench", deals)
+        state = table.deal(seed=seed, dealer=deals % players)
+        ply = 0
+        while not state.is_over:
+            seat = state.to_move
+            move = bots[seat].choose(state.view(seat), state.legal_moves(),
+                                     decision_rng(seed, seat, ply))
+            state = state.play(move)
+            ply += 1
         deals += 1
     return deals / (time.perf_counter() - started)
 
@@ -139,12 +164,17 @@ def main() -> None:
               f"{s['max']:.0f}) {m['median']:>10.0f} ({m['min']:.0f}-{m['max']:.0f})")
     figures["arena"] = []
     for game, players, names in ARENA:
-        rates = [arena_deals(game, players, names, args.seconds) for _ in range(args.repeats)]
-        row = {"game": game, "players": players, "bots": names, "deals_per_s": _spread(rates)}
+        rates, direct = [], []
+        for _ in range(args.repeats):
+            rates.append(arena_deals(game, players, names, args.seconds))
+            direct.append(direct_deals(game, players, names, args.seconds))
+        row = {"game": game, "players": players, "bots": names, "deals_per_s": _spread(rates),
+               "direct_deals_per_s": _spread(direct)}
         figures["arena"].append(row)
-        r = row["deals_per_s"]
+        r, b = row["deals_per_s"], row["direct_deals_per_s"]
         print(f"arena {game} {'-'.join(names)}: {r['median']:.0f} deals/s "
-              f"({r['min']:.0f}-{r['max']:.0f})")
+              f"({r['min']:.0f}-{r['max']:.0f}); the same players on the bare engine "
+              f"{b['median']:.0f} ({b['min']:.0f}-{b['max']:.0f})")
     if not args.no_install:
         figures["install"] = sizes = install_sizes()
         print(f"wheel {sizes['wheel_bytes'] / 1024:.0f} KiB; site-packages: kit "

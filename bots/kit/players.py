@@ -45,7 +45,10 @@ class Player(Protocol):
 
 
 def _legal_answer(move: Any, request: dict, started: float) -> BotAnswer:
-    legal = check_move(move, request["legal_moves"])
+    moves = request["legal_moves"]
+    # A player that hands back one of the listed moves (every built-in does) needs no
+    # comparison of card sets.
+    legal = next((m for m in moves if m is move), None) or check_move(move, moves)
     elapsed = time.monotonic() - started
     if legal is None:
         return BotAnswer(
