@@ -369,6 +369,13 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
+def replay_open(request: HttpRequest) -> HttpResponse:
+    """A replay file opened in the browser: the replay viewer, fed by the file, not the API."""
+    # No replay_url: the viewer waits for the file (web/static/web/replay_open.js).
+    config = {"game": None, "seats": [], "start_ply": None}
+    return render(request, "web/replay_open.html", {"config": config})
+
+
 def _int_or_none(value: str | None) -> int | None:
     try:
         return int(value) if value is not None else None
