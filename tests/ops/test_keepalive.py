@@ -14,8 +14,9 @@ import subprocess
 import sys
 import time
 
+from benchmarks.harness import free_port, stop_process_group, wait_until
 from cardserver import gunicorn as gunicorn_conf
-from tests.ops.services import free_port, port_open, stop_process_group, wait_until
+from tests.ops.services import port_open
 from tests.test_foundation import BASE_DIR, clean_environment
 
 
