@@ -26,11 +26,12 @@ The load generator runs on the same machine, in this process: one client per thr
 each with one kept-alive connection, through http.client (the default, ``--http
 stdlib``) or httpx (``--http httpx``, about three times the CPU per request: on two
 cores, CPU the generator takes is CPU the server does not get).
-Celery messages go to Redis database 14 when Redis answers on 127.0.0.1:6379 (flushed
-before and after), else to the embedded broker; no worker consumes them unless
-``--worker`` starts one. The table reports medians over the repeats, with min-max, and
-again over the quiet runs alone (those during which other work stayed under
-``--idle-below`` cores).
+Celery messages go to Redis (``--broker``, default database 14 on 127.0.0.1:6379) when
+it answers, on a queue of the run's own (emptied before and after), else to the embedded
+broker; no worker consumes them unless ``--worker`` starts one. The scratch database, the
+queue and the servers come from ``benchmarks.harness``. The table reports medians over
+the repeats, with min-max, and again over the quiet runs alone (those during which other
+work stayed under ``--idle-below`` cores).
 
 The machine may be shared: before each run the benchmark waits (up to
 ``--idle-timeout`` seconds) until other processes use fewer than ``--idle-below`` cores,
@@ -49,7 +50,6 @@ import os
 import platform
 import random
 import resource
-import shutil
 import signal
 import socket
 import statistics
@@ -62,125 +62,66 @@ from pathlib import Path
 
 import httpx
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
-REDIS_DB = 14
-
+from benchmarks import harness
 
 # --- Environment ------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _redis_url() -> str | None:
-    try:
-        with socket.create_connection(("127.0.0.1", 6379), timeout=0.5) as sock:
-            sock.sendall(b"PING\r\n")
-            if sock.recv(16).startswith(b"+PONG"):
-                return f"redis://127.0.0.1:6379/{REDIS_DB}"
-    except OSError:
-        pass
-    return None
-
-
-def _redis_flush(url: str | None) -> None:
-    if url and shutil.which("redis-cli"):
-        subprocess.run(
-            ["redis-cli", "-n", str(REDIS_DB), "flushdb"], capture_output=True, check=False
-        )
-
-
-def _pg(*args: str) -> None:
-    subprocess.run(
-        [args[0], "-h", PG["host"], "-p", str(PG["port"]), "-U", PG["user"], *args[1:]],
-        check=True,
-        capture_output=True,
-    )
-
-
 class Server:
-    """A fresh database and gunicorn serving the project on it."""
+    """gunicorn serving the project on the scratch database (and a Celery worker if asked)."""
 
     def __init__(
-        self, *, workers: int, threads: int, worker: bool, var_dir: Path, log: Path | None = None
+        self,
+        *,
+        env: dict,
+        database: harness.Database,
+        workers: int,
+        threads: int,
+        worker: bool,
+        log: Path | None = None,
     ) -> None:
-        self.database = f"cardserver_bench_{os.getpid()}"
-        self.port = _free_port()
-        self.broker = _redis_url()
-        self.env = {
-            **os.environ,
-            "DATABASE_URL": (f"postgres://{PG['user']}@{PG['host']}:{PG['port']}/{self.database}"),
+        self.database = database.name
+        self.port = harness.free_port()
+        self.env = env | {
             "DEBUG": "0",
             "SECRET_KEY": "benchmark-" + "k" * 50,
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "CARDSERVER_VAR_DIR": str(var_dir),
-            "LOG_LEVEL": "WARNING",
             # Plain HTTP on the loopback, as behind a proxy that ends TLS.
             "SECURE_SSL_REDIRECT": "0",
             "SECURE_COOKIES": "0",
         }
-        if self.broker:
-            self.env["CELERY_BROKER_URL"] = self.broker
         self.workers, self.threads, self.worker = workers, threads, worker
         self.log = log
         self.processes: list[subprocess.Popen] = []
 
     def __enter__(self) -> Server:
-        _pg("dropdb", "--if-exists", self.database)
-        _pg("createdb", self.database)
-        _redis_flush(self.broker)
-        python = sys.executable
-        subprocess.run(
-            [python, "manage.py", "migrate", "--noinput", "-v", "0"],
-            cwd=BASE_DIR, env=self.env, check=True,
-        )  # fmt: skip
         # The production configuration (cardserver/gunicorn.py: gthread, JSON access
         # log), its log lines written nowhere.
         gunicorn = [
-            python, "-m", "gunicorn", "-c", "python:cardserver.gunicorn", "cardserver.wsgi",
-            "--bind", f"127.0.0.1:{self.port}", "--workers", str(self.workers),
-            "--threads", str(self.threads),
+            sys.executable, "-m", "gunicorn", "-c", "python:cardserver.gunicorn",
+            "cardserver.wsgi", "--bind", f"127.0.0.1:{self.port}", "--workers",
+            str(self.workers), "--threads", str(self.threads),
         ]  # fmt: skip
         self.processes.append(
-            subprocess.Popen(
-                gunicorn,
-                cwd=BASE_DIR,
-                env=self.env | {"LOG_LEVEL": "INFO"},
-                stdout=open(self.log, "ab") if self.log else subprocess.DEVNULL,  # noqa: SIM115
-                stderr=subprocess.STDOUT,
-            )
+            harness.start(gunicorn, env=self.env | {"LOG_LEVEL": "INFO"}, log=self.log)
         )
         if self.worker:
+            node = f"bench-api-{os.getpid()}@{socket.gethostname()}"
             self.processes.append(
-                subprocess.Popen(
-                    [
-                        python,
-                        "-m",
-                        "celery",
-                        "-A",
-                        "cardserver",
-                        "worker",
-                        "--pool=solo",
-                        "--without-mingle",
-                        "--without-gossip",
-                        "--loglevel=WARNING",
-                    ],
-                    cwd=BASE_DIR,
-                    env=self.env,
-                )  # fmt: skip
+                harness.start(harness.celery_worker(node=node, pool="solo"), env=self.env)
             )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.url}/api/v1/health/").status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        raise RuntimeError("gunicorn did not answer within 30 s")
+        try:
+            harness.wait_until(self._healthy, timeout=30, what="gunicorn did not answer")
+        except SystemExit:
+            self.__exit__()
+            raise
+        return self
+
+    def _healthy(self) -> bool:
+        try:
+            return httpx.get(f"{self.url}/api/v1/health/").status_code == 200
+        except httpx.HTTPError:
+            return False
 
     @property
     def url(self) -> str:
@@ -188,31 +129,7 @@ class Server:
 
     def __exit__(self, *exc) -> None:
         for process in self.processes:
-            process.send_signal(signal.SIGTERM)
-        for process in self.processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        # Django's connection in this process (part (c)) must let go of the database.
-        from django.db import connections
-
-        connections.close_all()
-        _pg("dropdb", "--if-exists", "--force", self.database)
-        _redis_flush(self.broker)
-
-
-def _setup_django(server: Server) -> None:
-    for name in ("DATABASE_URL", "CELERY_BROKER_URL", "CARDSERVER_VAR_DIR"):
-        if name in server.env:
-            os.environ[name] = server.env[name]
-    os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
-    # Django's logging set-up would otherwise log every request httpx makes.
-    os.environ["LOG_LEVEL"] = "WARNING"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardserver.settings")
-    import django
-
-    django.setup()
+            harness.stop(process)
 
 
 def _tokens(count: int) -> list[str]:
@@ -611,6 +528,12 @@ def _spread(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", choices=["postgres"], default="postgres")
+    parser.add_argument("--pg", default=harness.POSTGRES, help="the PostgreSQL server")
+    parser.add_argument(
+        "--broker",
+        default=f"{harness.REDIS}/14",
+        help="Redis for the Celery messages (a queue of the run's own; embedded if it is down)",
+    )
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--clients", type=int, default=16)
@@ -643,49 +566,23 @@ def main() -> None:
 
     with (
         tempfile.TemporaryDirectory() as var_dir,
-        Server(
-            workers=args.workers,
-            threads=args.threads,
-            worker=args.worker,
-            var_dir=Path(var_dir),
-            log=args.server_log,
-        ) as server,
+        harness.scratch_database(args.pg) as database,
+        harness.broker_queue(args.broker) as broker,
     ):
-        _setup_django(server)
-        tokens = _tokens(args.clients + args.lanes)
-        names = [_username(t) for t in tokens]
-        throughput, latency = [], []
-        for repeat in range(args.repeats):
-            if "a" in args.parts:
-                wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
-                speed = calibrate()
-                got = run_throughput(
-                    server.url, tokens[: args.clients], names[: args.clients], args.seconds,
-                    server,
-                )  # fmt: skip
-                got["calibration_ms"] = speed
-                throughput.append(got)
-                print(f"(a) run {repeat + 1}: {json.dumps(got)}", flush=True)
-            if "b" in args.parts:
-                wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
-                speed = calibrate()
-                got = run_latency(
-                    server.url, tokens[args.clients :], names[args.clients :], args.rate,
-                    args.seconds, server,
-                )  # fmt: skip
-                got["calibration_ms"] = speed
-                latency.append(got)
-                print(f"(b) run {repeat + 1}: {json.dumps(got)}", flush=True)
-        service = None
-        if "c" in args.parts:
-            wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
-            service = run_service_costs()
+        env = harness.environment(database=database, broker=broker, var_dir=Path(var_dir))
+        # Part (c) runs the services in this process: its tasks go to the broker too.
+        harness.django_setup(env | {"CELERY_TASK_ALWAYS_EAGER": "0"})
+        with Server(
+            env=env, database=database, workers=args.workers, threads=args.threads,
+            worker=args.worker, log=args.server_log,
+        ) as server:  # fmt: skip
+            throughput, latency, service = measure(args, server)
 
     print()
     print(
         f"Python {platform.python_version()}, {os.cpu_count()} cores, gunicorn "
         f"{args.workers} workers x {args.threads} threads (gthread), PostgreSQL, "
-        f"broker {'Redis' if server.broker else 'embedded'}"
+        f"broker {'Redis' if broker.url else 'embedded'}"
         f"{' + Celery worker' if args.worker else ''}; load generator {args.http}; "
         f"{args.repeats} runs of {args.seconds:g} s; median (min-max)"
     )
@@ -699,6 +596,39 @@ def main() -> None:
         args.json.write_text(
             json.dumps({"throughput": throughput, "latency": latency, "service": service}, indent=2)
         )
+
+
+def measure(args, server: Server) -> tuple[list[dict], list[dict], dict | None]:
+    """Run the parts asked for; return the runs of (a), of (b) and the costs of (c)."""
+    tokens = _tokens(args.clients + args.lanes)
+    names = [_username(t) for t in tokens]
+    throughput, latency = [], []
+    for repeat in range(args.repeats):
+        if "a" in args.parts:
+            wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+            speed = calibrate()
+            got = run_throughput(
+                server.url, tokens[: args.clients], names[: args.clients], args.seconds,
+                server,
+            )  # fmt: skip
+            got["calibration_ms"] = speed
+            throughput.append(got)
+            print(f"(a) run {repeat + 1}: {json.dumps(got)}", flush=True)
+        if "b" in args.parts:
+            wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+            speed = calibrate()
+            got = run_latency(
+                server.url, tokens[args.clients :], names[args.clients :], args.rate,
+                args.seconds, server,
+            )  # fmt: skip
+            got["calibration_ms"] = speed
+            latency.append(got)
+            print(f"(b) run {repeat + 1}: {json.dumps(got)}", flush=True)
+    service = None
+    if "c" in args.parts:
+        wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+        service = run_service_costs()
+    return throughput, latency, service
 
 
 def _quiet(runs: list[dict], args) -> list[dict]:

@@ -12,8 +12,14 @@ from bots.models import Bot
 @admin.register(Bot)
 class BotAdmin(admin.ModelAdmin):
     list_display = [
-        "name", "owner", "kind", "enabled", "healthy", "consecutive_failures",
-        "last_ping_at", "last_ping_ok",
+        "name",
+        "owner",
+        "kind",
+        "enabled",
+        "healthy",
+        "consecutive_failures",
+        "last_ping_at",
+        "last_ping_ok",
     ]
     list_filter = ["kind", "enabled", "healthy", "last_ping_ok"]
     search_fields = ["name", "owner__username", "description", "url"]
@@ -21,7 +27,11 @@ class BotAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     exclude = ["secret"]
     readonly_fields = [
-        "account", "consecutive_failures", "last_ping_at", "last_ping_ok", "last_ping_detail",
+        "account",
+        "consecutive_failures",
+        "last_ping_at",
+        "last_ping_ok",
+        "last_ping_detail",
         "created_at",
     ]
     raw_id_fields = ["owner"]

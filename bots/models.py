@@ -71,6 +71,19 @@ class Bot(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def played_by_arena(self) -> bool:
+        """Whether the arena makes this bot's moves (an HTTP bot it calls, a built-in player
+        it runs); a client bot calls the API itself. ``games`` asks it of a seat's bot to
+        know which seats the bot driver plays."""
+        return self.kind in (self.Kind.HTTP, self.Kind.BUILTIN)
+
+    @property
+    def open_matches_capped(self) -> bool:
+        """Whether ``MAX_OPEN_MATCHES_PER_BOT`` applies: not to the built-in players, which
+        the arena seats in as many matches as it opens."""
+        return self.kind != self.Kind.BUILTIN
+
 
 class BotTurnLease(models.Model):
     """Which worker is playing a match's bot turns, and until when.
@@ -78,7 +91,7 @@ class BotTurnLease(models.Model):
     One row per match. The bot-turn driver claims the match before it asks a bot for a
     move and keeps it, renewing the claim before each HTTP bot's move and whenever half
     of a built-in claim has passed, until it stops; then it lets go.
-    Another driver started meanwhile (``games.tasks.match_turn_started`` runs after every
+    Another driver started meanwhile (``bots.tasks.match_turn_started`` runs after every
     move) finds the match claimed and stops at once, so no bot is asked twice for one
     move (a fault in a second call could forfeit a move the first call got right) and
     no move is computed twice. A claim lapses at ``expires_at``, so a worker that died
@@ -91,6 +104,12 @@ class BotTurnLease(models.Model):
     holder = models.CharField(max_length=32, help_text="The driver's random id.")
     ply = models.PositiveIntegerField(help_text="The move being played when last claimed.")
     expires_at = models.DateTimeField()
+    # While an HTTP bot's call is queued or in flight: the bot's owner, so that the calls
+    # of one owner at once can be counted (``BOTS_CALLS_PER_OWNER``).
+    calling_owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+        related_name="+",
+    )  # fmt: skip
 
     def __str__(self) -> str:
         return f"match {self.match_id} ply {self.ply} until {self.expires_at:%H:%M:%S}"

@@ -13,9 +13,7 @@ from games.engine import GAME_CLASSES
 
 GAME_CHOICES = list(GAME_CLASSES)
 # Built-in bots are the arena's own; the API registers the other two kinds.
-REGISTRABLE_KINDS = [
-    (kind.value, kind.label) for kind in (Bot.Kind.HTTP, Bot.Kind.CLIENT)
-]
+REGISTRABLE_KINDS = [(kind.value, kind.label) for kind in (Bot.Kind.HTTP, Bot.Kind.CLIENT)]
 
 
 class BotSerializer(serializers.ModelSerializer):
@@ -30,9 +28,20 @@ class BotSerializer(serializers.ModelSerializer):
     class Meta:
         model = Bot
         fields = [
-            "name", "owner", "kind", "games", "description", "builtin", "url", "enabled",
-            "healthy", "consecutive_failures", "last_ping_at", "last_ping_ok",
-            "last_ping_detail", "created_at",
+            "name",
+            "owner",
+            "kind",
+            "games",
+            "description",
+            "builtin",
+            "url",
+            "enabled",
+            "healthy",
+            "consecutive_failures",
+            "last_ping_at",
+            "last_ping_ok",
+            "last_ping_detail",
+            "created_at",
         ]
         read_only_fields = fields
 
@@ -89,7 +98,10 @@ class BotRegisterSerializer(serializers.Serializer):
     )
     games = serializers.ListField(child=serializers.ChoiceField(choices=GAME_CHOICES))
     url = serializers.CharField(
-        max_length=500, required=False, allow_blank=True, default="",
+        max_length=500,
+        required=False,
+        allow_blank=True,
+        default="",
         help_text="HTTP bots: where the arena POSTs its requests.",
     )
     description = serializers.CharField(

@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "accounts",
     "games",
@@ -125,7 +126,8 @@ WSGI_APPLICATION = "cardserver.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # The project's own pages that no app holds (the ReDoc page of the API docs).
+        "DIRS": [BASE_DIR / "cardserver" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -288,6 +290,12 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc from the static files of drf-spectacular-sidecar, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # No validator badge: it would send the schema's URL to validator.swagger.io.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -392,6 +400,25 @@ BOTS_UNHEALTHY_AFTER = 3
 # decision costs microseconds, a write a millisecond or more; short enough that a match
 # in progress keeps a log to resume from and spectators see it move.
 BOTS_BUILTIN_MOVES_PER_WRITE = int(os.environ.get("BOTS_BUILTIN_MOVES_PER_WRITE") or 16)
+# The I/O pool: the Celery queue on which HTTP bots' calls wait for their bots, read by
+# the `bot-calls` worker (a thread pool of high concurrency, docker/compose.yaml), so that
+# a bot that thinks holds a thread, never one of the CPU workers' processes. Empty: each
+# call is made by the worker that plays the turn (the behaviour before the pool). A test
+# or benchmark with a default queue of its own gets a call queue of its own with it.
+BOTS_CALL_QUEUE = os.environ.get("BOTS_CALL_QUEUE", "").strip() or (
+    "bot-calls"
+    if CELERY_TASK_DEFAULT_QUEUE == "celery"
+    else f"{CELERY_TASK_DEFAULT_QUEUE}-bot-calls"
+)
+if BOTS_CALL_QUEUE == "-":
+    BOTS_CALL_QUEUE = ""
+# Calls of one owner's bots that may be queued or in flight at once; more wait (as the
+# arena's delay, never the bot's) until one ends, so that one owner's many slow bots
+# cannot take the whole pool.
+BOTS_CALLS_PER_OWNER = int(os.environ.get("BOTS_CALLS_PER_OWNER") or 100)
+# Seconds a queued call may wait for a thread of the pool; one not sent by then is queued
+# anew (the match's claim covers this wait, the bot's time and a grace).
+BOTS_CALL_SEND_WITHIN = float(os.environ.get("BOTS_CALL_SEND_WITHIN") or 10.0)
 
 # --- Tournaments and ratings -----------------------------------------------------------
 

@@ -2,7 +2,11 @@
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
 
 from cardserver import views
 
@@ -13,6 +17,11 @@ api_v1 = [
     path("health/", views.health, name="api-health"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html"),
+        name="api-redoc",
+    ),
     path("", include("bots.urls")),
     path("", include("tournaments.urls")),
     path("", include("accounts.urls")),

@@ -8,8 +8,8 @@ match's deadline watch (``games.tasks.enforce_move_deadline``, sent by
 service, which forfeits a move that comes after the deadline plus ``DEADLINE_GRACE``.
 
 A seat the arena plays (an HTTP or built-in bot) is on the bot driver's clock: past its
-deadline the watch and the sweep hand its turn to the driver again
-(``turn_started_on_commit``) instead of forfeiting it.
+deadline the watch and the sweep hand its turn to the driver again (they announce
+``Change.OVERDUE``, which ``bots`` subscribes to) instead of forfeiting it.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def match_deadline_enforce(
         if now < match.deadline_at:
             return False
         if not by_driver and match.arena_to_move:
-            turn_started_on_commit(match)
+            match_changed_announce(match, Change.OVERDUE, arena_to_move=True)
             return False
         match_forfeit_on_time(match=match, seat=match.to_move, now=now)
     return True
@@ -149,32 +149,6 @@ def match_forfeit_locked(*, match: Match, seat: int, code: str, detail: str, now
         ]
     )  # fmt: skip
     match_changed_announce(match, Change.FINISHED)
-
-
-def turn_started_on_commit(match: Match) -> None:
-    """After commit, hand the turn to the bot driver if the arena plays the seat to move.
-
-    A seat held by a person or a client bot needs nothing: its player reads the match
-    (or long-polls) and the deadline watch enforces the clock.
-    """
-    if not match.arena_to_move:
-        return
-    match_id, ply = match.pk, match.ply
-    transaction.on_commit(lambda: _send_turn_started(match_id, ply))
-
-
-def _send_turn_started(match_id: int, ply: int) -> None:
-    from games.tasks import match_turn_started
-
-    try:
-        match_turn_started.delay(match_id, ply)
-    except Exception:
-        # The move is committed; a lost message must not turn its answer into a 500. The
-        # deadline watch and the periodic sweep still end a match nobody moves in.
-        logger.exception(
-            "Could not send match_turn_started(%s, %s)", match_id, ply,
-            extra={"match_id": match_id},
-        )
 
 
 def deadline_watch_send(match_id: int, countdown: float) -> None:

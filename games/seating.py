@@ -27,6 +27,12 @@ class SeatedBot(Protocol):
     owner_id: int
     account_id: int | None
 
+    @property
+    def played_by_arena(self) -> bool: ...  # the arena makes its moves (no client calls in)
+
+    @property
+    def open_matches_capped(self) -> bool: ...  # its open matches count against a cap
+
 
 @dataclass(frozen=True, slots=True)
 class SeatHolder:

@@ -208,6 +208,14 @@ def match_log(match: Match, *, up_to_ply: int | None = None) -> list[Move]:
 
 
 
+def move_think_time(move: Move) -> float | None:
+    """Return the seconds a bot asked over HTTP took, from its request sent to its answer
+    arrived (the arena's queueing before the send is not counted); None for other moves."""
+    if move.sent_at is None:
+        return None
+    return max(0.0, (move.received_at - move.sent_at).total_seconds())
+
+
 def match_replay_steps(match: Match, *, only: int | None = None) -> list[dict]:
     """Return the steps of the match's replay: the state after each ply, with its move.
 
@@ -230,6 +238,7 @@ def match_replay_steps(match: Match, *, only: int | None = None) -> list[dict]:
                 "move": last.move if last else None,
                 "received_at": last.received_at if last else None,
                 "time_taken": last.time_taken if last else None,
+                "think_time": move_think_time(last) if last else None,
                 "state": shown,
             }
         )

@@ -7,8 +7,8 @@ an append-only log of moves; these functions are the only code that writes them.
 Every action that changes a match locks its row first (``SELECT ... FOR UPDATE`` on
 PostgreSQL; on SQLite the settings open every transaction with ``BEGIN IMMEDIATE``,
 which takes the database's write lock), so two requests never act on one match at once.
-After a commit that changes whose turn it is, ``games.tasks.match_turn_started`` is sent
-for the new ply: it schedules the deadline check and lets bots move.
+After a commit that changes a match, ``games.events`` announces it; ``bots`` hands a turn
+of a seat the arena drives to its bot driver.
 """
 
 from __future__ import annotations
@@ -55,8 +55,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MOVE_TIME_LIMIT = 60.0
 MAX_MOVE_TIME_LIMIT = 24 * 3600.0
-# Bots of these kinds are played by the arena itself; client bots call the API.
-ARENA_PLAYED_BOT_KINDS = ("http", "builtin")
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -152,7 +150,7 @@ def match_create(
         arena_seats = [
             index
             for index, holder in enumerate(seats)
-            if holder.bot is not None and holder.bot.kind in ARENA_PLAYED_BOT_KINDS
+            if holder.bot is not None and holder.bot.played_by_arena
         ]
         _deal(match, timezone.now(), arena_seats)
     with transaction.atomic():
@@ -228,8 +226,13 @@ def match_start(*, match: Match, now: datetime | None = None) -> Match:
     seed (unless the creator gave decks), publish its commitment, store the snapshot at
     ply 0 and start the clock.
     """
-    arena_seats = Seat.objects.filter(match=match, bot__kind__in=ARENA_PLAYED_BOT_KINDS)
-    _deal(match, now or timezone.now(), arena_seats.values_list("index", flat=True))
+    # ``played_by_arena`` is the bot's own answer (bots.models): games knows no bot kinds.
+    arena_seats = [
+        seat.index
+        for seat in Seat.objects.filter(match=match, bot__isnull=False).select_related("bot")
+        if seat.bot.played_by_arena
+    ]
+    _deal(match, now or timezone.now(), arena_seats)
     match.save(
         update_fields=[
             "seed", "seed_commitment", "status", "started_at", "ply", "to_move", "snapshot",
@@ -260,8 +263,8 @@ def _deal(match: Match, now: datetime, arena_seats: Iterable[int]) -> None:
 
 
 def _on_commit_started(match: Match, *, notify: bool) -> None:
-    """Log the start; with ``notify``, after commit, watch the first deadline and hand the
-    first turn to the bot driver if the arena plays it.
+    """Log the start and announce it; with ``notify``, after commit, watch the first deadline
+    (and the announcement lets the bot driver take the first turn if the arena plays it).
 
     Without ``notify`` the caller plays the bots' turns itself (the tournament and ladder
     tasks), and the periodic sweep of overdue matches is the clock's backstop: no
@@ -275,7 +278,6 @@ def _on_commit_started(match: Match, *, notify: bool) -> None:
     match_changed_announce(match, Change.STARTED, arena_to_move=notify and match.arena_to_move)
     if notify:
         transaction.on_commit(lambda: clock.deadline_watch_send(match_id, first_deadline))
-        clock.turn_started_on_commit(match)
 
 
 def match_cancel(*, match_id: int, user: User) -> Match:
@@ -312,7 +314,7 @@ def match_quota_check(*, user: User, bots: Sequence[SeatedBot | None] = ()) -> N
         raise TooManyOpenMatches(f"User {user.username}", mine, limit)
     limit = settings.MAX_OPEN_MATCHES_PER_BOT
     for bot in bots:
-        if bot is None or bot.kind == "builtin":
+        if bot is None or not bot.open_matches_capped:
             continue
         seated = (
             Match.objects.filter(seats__bot=bot, status__in=open_statuses).distinct().count()
@@ -414,6 +416,9 @@ class ArenaMove:
     move: dict
     received_at: datetime
     idempotency_key: str = ""
+    # A move asked of a bot over HTTP: when its call was queued and sent (Move's fields).
+    queued_at: datetime | None = None
+    sent_at: datetime | None = None
 
 
 def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -> Match:
@@ -430,7 +435,7 @@ def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -
     deadline was late because the arena stalled (a worker died mid-match and the match
     resumes from its log), not because the player thought too long.
 
-    Sends no turn notice (``games.tasks.match_turn_started``): the driver that made these
+    Announces the moves with ``arena_to_move`` false: the driver that made these
     moves goes on playing the arena's seats itself.
     """
     if not moves:
@@ -479,6 +484,8 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
                 if turn_started_at
                 else 0.0,
                 idempotency_key=played.idempotency_key,
+                queued_at=played.queued_at,
+                sent_at=played.sent_at,
             )
         )
         logger.debug(
@@ -519,8 +526,6 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
         match_changed_announce(match, Change.FINISHED)
     else:
         match_changed_announce(match, Change.MOVED, arena_to_move=notify and match.arena_to_move)
-    if notify and not state.is_over:
-        clock.turn_started_on_commit(match)
     return logged
 
 

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -13,7 +14,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.management import call_command
 from django.db import OperationalError, connection
 from django.http import Http404
-from django.test import RequestFactory
+from django.test import Client, RequestFactory, override_settings
 from rest_framework import exceptions
 from rest_framework.renderers import JSONRenderer
 
@@ -372,6 +373,23 @@ def test_docs_page_serves_swagger_ui(api_client):
 
     assert response.status_code == 200
     assert b"SwaggerUIBundle" in response.content
+
+
+# Without collectstatic (a test's STATIC_ROOT is empty), WhiteNoise serves the apps' files.
+@override_settings(WHITENOISE_USE_FINDERS=True)
+@pytest.mark.parametrize("page", ["/api/v1/docs/", "/api/v1/redoc/"])
+def test_api_docs_load_only_the_projects_own_static_files(page):
+    client = Client()
+    html = client.get(page).content.decode()
+
+    assert "://" not in html  # no CDN, no web fonts: the page works offline
+    resources = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert resources
+    for url in resources:
+        assert url.startswith("/static/drf_spectacular_sidecar/"), url
+        served = client.get(url)
+        assert served.status_code == 200, url
+        assert b"".join(served.streaming_content)
 
 
 def test_unknown_api_url_answers_json_404(client):

@@ -4,11 +4,11 @@ The truth is in these rows; Celery only moves the work along. A tournament's mat
 created with the tournament (``TournamentMatch``, one row per scheduled match, linked to
 its ``games.Match`` once that exists), so progress is a count and a crash loses nothing.
 
-Ratings are kept per *pool* (``pool_of``): 2-, 3- and 4-player Durak and Volynshchik are
+Ratings are kept per *pool* (``tournaments.pools``): 2-, 3- and 4-player Durak and Volynshchik are
 four pools. ``RatedMatch`` is the ledger: one row per rated match whose result has been
 applied, numbered in the order they were applied; ``RatingChange`` holds each bot's
 rating before and after. Their unique constraints are what make applying a match happen
-at most once; ``tournaments.services.ratings_apply_match`` makes it happen at least once.
+at most once; ``tournaments.ratings.ratings_apply_match`` makes it happen at least once.
 """
 
 from __future__ import annotations
@@ -17,15 +17,8 @@ from django.conf import settings
 from django.db import models
 
 from games.models import Match
+from tournaments.pools import pool_of
 from tournaments.schedule import FORMATS
-
-
-def pool_of(game: str, players: int) -> str:
-    """Return a match's rating pool: ``durak-2p``, ``durak-3p``, ``durak-4p`` or ``volynshchik``."""
-    return f"durak-{players}p" if game == "durak" else game
-
-
-POOLS = ("durak-2p", "durak-3p", "durak-4p", "volynshchik")
 
 
 class Tournament(models.Model):

@@ -11,14 +11,16 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 
+from bots.driver import bot_turns_play
 from bots.models import Bot
-from bots.services import bot_turns_play, builtin_bots_ensure
+from bots.services import builtin_bots_ensure
 from cardserver.celery import eager_tasks
 from games import services as match_services
 from games.models import Match
 from games.seating import SeatHolder
 from tournaments import services as tournament_services
 from tournaments.models import Tournament
+from tournaments.ratings import ratings_apply_pending, ratings_fit
 
 
 @dataclass
@@ -100,8 +102,8 @@ def demo_arena(
             demo.rated.append(bot_match_play("durak", [bots[a], bots[b]], rated=True))
             if number % fit_every == fit_every - 1:
                 # Fits now and then, so that the rating history has more than one point.
-                tournament_services.ratings_apply_pending()
-                tournament_services.ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
+                ratings_apply_pending()
+                ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
         if volynshchik:
             demo.others.append(
                 bot_match_play("volynshchik", [bots["greedy"], bots["random"], bots["bob-random"]])
@@ -111,8 +113,8 @@ def demo_arena(
                 bot_match_play("durak", [bots["greedy"], bots["random"]], format="fool")
             )
         demo.forfeited = _forfeited_match(bots["bob-random"], alice)
-        tournament_services.ratings_apply_pending()
-        tournament_services.ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
+        ratings_apply_pending()
+        ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
         if tournament:
             demo.tournament = _tournament_played(
                 "Demo cup", [bots["random"], bots["greedy"], bots["alice-greedy"]]

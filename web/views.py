@@ -25,22 +25,17 @@ from games.filters import MatchFilter
 from games.models import Match, Seat
 from games.selectors import match_for_reading, match_verification, matches_for_listing, seats_of
 from tournaments import selectors as ratings
-from tournaments.models import POOLS, Rating, Tournament, TournamentMatch
+from tournaments.models import Rating, Tournament, TournamentMatch
+from tournaments.pools import POOLS, pool_title
 from web import selectors
 from web.charts import POOL_COLOURS, rating_charts, sparkline
 from web.forms import ArchiveFilterForm, SignupForm
 
 ARCHIVE_PAGE_SIZE = 25
-POOL_TITLES = {
-    "durak-2p": "Durak, 2 players",
-    "durak-3p": "Durak, 3 players",
-    "durak-4p": "Durak, 4 players",
-    "volynshchik": "Volynshchik",
-}
 
 
 def _pools() -> list[dict]:
-    return [{"key": pool, "title": POOL_TITLES.get(pool, pool)} for pool in POOLS]
+    return [{"key": pool, "title": pool_title(pool)} for pool in POOLS]
 
 
 # --- Home -------------------------------------------------------------------------------
@@ -50,7 +45,7 @@ def home(request: HttpRequest) -> HttpResponse:
     boards = []
     for pool in POOLS:
         fit, lines = ratings.leaderboard(pool)
-        boards.append({"key": pool, "title": POOL_TITLES.get(pool, pool), "lines": lines[:5]})
+        boards.append({"key": pool, "title": pool_title(pool), "lines": lines[:5]})
     running = Tournament.objects.filter(status=Tournament.Status.RUNNING).order_by("-started_at")
     return render(
         request,
@@ -96,7 +91,7 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
         "web/leaderboard.html",
         {
             "pool": pool,
-            "pool_title": POOL_TITLES.get(pool, pool),
+            "pool_title": pool_title(pool),
             "pools": _pools(),
             "fit": fit,
             "rows": rows,
@@ -117,7 +112,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     pools = [
         {
             "key": pool,
-            "title": POOL_TITLES.get(pool, pool),
+            "title": pool_title(pool),
             "colour": POOL_COLOURS.get(pool),
             "rating": pool_ratings.get(pool),
             "fit": latest_fits.get(pool),

@@ -26,8 +26,14 @@ PLAYERS: tuple[str, ...] = ("random", "greedy", "strong")
 _CLASSES = {"random": RandomPlayer, "greedy": GreedyPlayer, "strong": StrongPlayer}
 
 __all__ = [
-    "DEFAULT_BUDGET", "PLAYERS", "GreedyPlayer", "Player", "RandomPlayer", "StrongPlayer",
-    "decision_rng", "get_player",
+    "DEFAULT_BUDGET",
+    "PLAYERS",
+    "GreedyPlayer",
+    "Player",
+    "RandomPlayer",
+    "StrongPlayer",
+    "decision_rng",
+    "get_player",
 ]
 
 
@@ -50,9 +56,7 @@ def get_player(name: str, game_name: str, *, budget: int | None = None) -> Playe
     if game_name not in GAME_CLASSES:
         raise ValueError(f"unknown game {game_name!r}; the games are {', '.join(GAME_CLASSES)}")
     if name not in _CLASSES:
-        raise ValueError(
-            f"unknown built-in player {name!r}; the players are {', '.join(PLAYERS)}"
-        )
+        raise ValueError(f"unknown built-in player {name!r}; the players are {', '.join(PLAYERS)}")
     if name == "strong":
         return StrongPlayer(game_name, DEFAULT_BUDGET if budget is None else budget)
     if budget is not None:

@@ -76,9 +76,7 @@ def _too_costly(covers: list[list[str]], trump: str, talon_size: int) -> bool:
         return False
     if len(trumps) >= 2 or RANK[trumps[0][0]] >= KING:
         return True
-    return talon_size > EARLY_TALON and all(
-        a[1] != trump and RANK[a[0]] <= TEN for a, _b in covers
-    )
+    return talon_size > EARLY_TALON and all(a[1] != trump and RANK[a[0]] <= TEN for a, _b in covers)
 
 
 # -- Volynshchik -------------------------------------------------------------------------

@@ -151,7 +151,9 @@ class ClientBot:
                 if view["status"] in ENDED:
                     self.finished[match_id] = view
                     logger.info(
-                        "match %s ended: %s, result %s", match_id, view["end_reason"],
+                        "match %s ended: %s, result %s",
+                        match_id,
+                        view["end_reason"],
                         view["result"],
                     )
                     return view
@@ -192,8 +194,10 @@ class ClientBot:
                 try:
                     for match_id in self.active_matches():
                         thread = self._threads.get(match_id)
-                        if thread is None or not thread.is_alive() and match_id not in (
-                            self.finished
+                        if (
+                            thread is None
+                            or not thread.is_alive()
+                            and match_id not in (self.finished)
                         ):
                             thread = threading.Thread(
                                 target=self._play_in_thread,

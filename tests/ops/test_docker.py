@@ -175,6 +175,17 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
             f"http://127.0.0.1:{port}/static/web/arena.css",
             headers={"Host": "arena.example.org"},
         ).status_code == 200
+        # So do the API docs' Swagger UI and ReDoc (drf-spectacular-sidecar), no CDN.
+        for page in ("/api/v1/docs/", "/api/v1/redoc/"):
+            html = httpx.get(
+                f"http://127.0.0.1:{port}{page}", headers={"Host": "arena.example.org"}
+            ).text
+            assert "://" not in html, page
+            for url in re.findall(r'(?:src|href)="([^"]+)"', html):
+                assert url.startswith("/static/drf_spectacular_sidecar/"), url
+                assert httpx.get(
+                    f"http://127.0.0.1:{port}{url}", headers={"Host": "arena.example.org"}
+                ).status_code == 200, url
         time.sleep(1)
     finally:
         for process in processes:

@@ -14,8 +14,7 @@ import pytest
 
 from tests.ops.services import stop_process_group
 from tests.test_foundation import BASE_DIR, clean_environment
-
-POOLS = ("durak-2p", "durak-3p", "durak-4p", "volynshchik")
+from tournaments.pools import POOLS
 
 
 def free_port() -> int:

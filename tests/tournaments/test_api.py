@@ -3,16 +3,16 @@
 import pytest
 
 from tournaments.models import Tournament
-from tournaments.services import ratings_apply_pending, ratings_fit
+from tournaments.ratings import ratings_apply_pending, ratings_fit
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def quiet_turns(monkeypatch):
-    import games.clock
+    import bots.tasks
 
-    monkeypatch.setattr(games.clock, "_send_turn_started", lambda match_id, ply: None)
+    monkeypatch.setattr(bots.tasks.match_turn_started, "delay", lambda match_id, ply: None)
 
 
 @pytest.fixture

@@ -5,17 +5,17 @@ from django.core.management import call_command
 from django_celery_beat.models import PeriodicTask
 
 from games.models import Match
+from tournaments.ladder import choose_table, ladder_forfeits_check, ladder_tick
 from tournaments.models import LadderMatch, LadderPause, RatedMatch, Rating
-from tournaments.services import choose_table, ladder_forfeits_check, ladder_tick
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def quiet_turns(monkeypatch):
-    import games.clock
+    import bots.tasks
 
-    monkeypatch.setattr(games.clock, "_send_turn_started", lambda match_id, ply: None)
+    monkeypatch.setattr(bots.tasks.match_turn_started, "delay", lambda match_id, ply: None)
 
 
 @pytest.fixture
@@ -124,7 +124,7 @@ def test_recompute_ratings_command_reports_and_fails_on_a_difference(
 ):
     from django.core.management.base import CommandError
 
-    from tournaments.services import ratings_apply_pending
+    from tournaments.ratings import ratings_apply_pending
 
     a, b = bot_factory(), bot_factory()
     finished_match([a, b], loser=0)
@@ -161,7 +161,7 @@ def test_tournament_command_plays_in_process_and_prints_standings_and_ratings(
 def test_a_ladder_match_that_keeps_killing_its_worker_is_aborted(
     bot_factory, only_durak_2p, quiet_turns, settings
 ):
-    from tournaments.services import ladder_match_play
+    from tournaments.ladder import ladder_match_play
 
     bot_factory(), bot_factory()
     (match_id,) = ladder_tick()

@@ -7,14 +7,14 @@ from django.db import connection
 
 from games.models import Match
 from tournaments.models import RatedMatch, Rating, RatingChange, RatingFit
-from tournaments.selectors import bot_rating_history, leaderboard
-from tournaments.services import (
+from tournaments.ratings import (
     rated_matches_pending,
     ratings_apply_match,
     ratings_apply_pending,
     ratings_fit,
     ratings_recompute,
 )
+from tournaments.selectors import bot_rating_history, leaderboard
 
 pytestmark = pytest.mark.django_db
 

@@ -19,12 +19,8 @@ import pytest
 from games.models import Match, Move
 from tests.test_foundation import worker_database_url
 from tournaments.models import RatedMatch, RatingFit, Tournament, TournamentMatch
-from tournaments.services import (
-    ratings_recompute,
-    tournament_create,
-    tournament_start,
-    tournaments_watchdog,
-)
+from tournaments.ratings import ratings_recompute
+from tournaments.services import tournament_create, tournament_start, tournaments_watchdog
 
 pytestmark = [
     pytest.mark.real_services,

@@ -43,7 +43,7 @@ class Command(BaseCommand):
         schedule = task.interval or task.crontab or task.solar or task.clocked
         self.stdout.write(f"ladder {'on' if task.enabled else 'off'}, every {schedule}")
         if tick and task.enabled:
-            from tournaments.services import ladder_tick
+            from tournaments.ladder import ladder_tick
 
             started = ladder_tick()
             self.stdout.write(f"started ladder matches: {started or 'none'}")

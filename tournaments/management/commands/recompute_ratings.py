@@ -12,8 +12,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from tournaments.models import POOLS
-from tournaments.services import ratings_fit, ratings_recompute
+from tournaments.pools import POOLS
+from tournaments.ratings import ratings_fit, ratings_recompute
 
 
 class Command(BaseCommand):
