@@ -13,9 +13,10 @@ or run a built-in strategy as a sample bot::
 (``serve`` the function lives in ``bots.kit.server``: ``bots.kit.serve`` is the command's
 module, and the two names would shadow each other here.)
 
-It needs only the standard library. To use it outside this repository, copy
-``bots/__init__.py``, ``bots/protocol.py``, ``bots/urlsafety.py`` and ``bots/kit/``
-keeping that layout. The protocol is described in ``docs/bot-protocol.md``.
+The server (``bots.kit.server``, ``bots.kit.serve``) needs only the standard library; the
+client (``bots.kit.client``, for a bot that calls the arena's API itself) needs httpx. To
+use the kit outside this repository, copy ``bots/__init__.py``, ``bots/protocol.py`` and
+``bots/kit/`` keeping that layout. The protocol is described in ``docs/bot-protocol.md``.
 """
 
 from bots.kit.server import BotRequestHandler, BotServer, ReplayGuard, make_server

@@ -290,3 +290,24 @@ def test_sample_bot_command_plays_a_move():
         process.terminate()
         process.wait(timeout=10)
         process.stderr.close()
+
+
+def test_kit_server_copied_out_of_the_repository_runs_on_the_standard_library(tmp_path):
+    # The files bots/kit/__init__.py tells an author to copy, run without site-packages.
+    repository = Path(__file__).resolve().parents[2]
+    (tmp_path / "bots" / "kit").mkdir(parents=True)
+    for name in ("bots/__init__.py", "bots/protocol.py", *(
+        str(path.relative_to(repository)) for path in (repository / "bots" / "kit").glob("*.py")
+    )):
+        (tmp_path / name).write_bytes((repository / name).read_bytes())
+    code = (
+        "import bots.kit.server, bots.kit.serve, bots.protocol; "
+        "print(bots.protocol.verify_headers.__name__)"
+    )
+
+    run = subprocess.run(
+        [sys.executable, "-S", "-E", "-c", code],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )
+
+    assert run.returncode == 0, run.stderr
