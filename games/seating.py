@@ -26,6 +26,15 @@ class SeatedBot(Protocol):
     games: list[str]
     owner_id: int
     account_id: int | None
+    # Whether the arena makes the bot's moves (its seat goes to the bot driver), and
+    # whether MAX_OPEN_MATCHES_PER_BOT applies to it: the bot's own answers, so that
+    # games needs to know no bot kinds.
+    played_by_arena: bool
+    open_matches_capped: bool
+    # Whether anyone may seat it (the built-in players), or only its owner and the arena.
+    seated_by_anyone: bool
+    # The bot's current version (``bots.BotVersion``), which the seat records.
+    version_id: int | None
 
     @property
     def played_by_arena(self) -> bool: ...  # the arena makes its moves (no client calls in)

@@ -13,10 +13,12 @@ or run a built-in strategy as a sample bot::
 (``serve`` the function lives in ``bots.kit.server``: ``bots.kit.serve`` is the command's
 module, and the two names would shadow each other here.)
 
-The server (``bots.kit.server``, ``bots.kit.serve``) needs only the standard library; the
-client (``bots.kit.client``, for a bot that calls the arena's API itself) needs httpx. To
-use the kit outside this repository, copy ``bots/__init__.py``, ``bots/protocol.py`` and
-``bots/kit/`` keeping that layout. The protocol is described in ``docs/bot-protocol.md``.
+The bot's side (``bots.kit.server``, ``bots.kit.serve``) needs only the standard
+library; the client runner (``bots.kit.client``), the local arena (``bots.kit.arena``,
+``cardkit play``) and the checker (``bots.kit.check``, ``cardkit check``) use httpx and
+rich. Outside this repository, install the kit's own distribution, which brings those two
+and the engine but nothing of the server: ``pip install ./kit`` (``kit/pyproject.toml``).
+The protocol is described in ``docs/bot-protocol.md``.
 """
 
 from bots.kit.server import BotRequestHandler, BotServer, ReplayGuard, make_server
