@@ -292,8 +292,9 @@ def test_sample_bot_command_plays_a_move():
         process.stderr.close()
 
 
-def test_kit_server_copied_out_of_the_repository_runs_on_the_standard_library(tmp_path):
-    # The files bots/kit/__init__.py tells an author to copy, run without site-packages.
+def test_kit_bot_side_runs_on_the_standard_library_alone(tmp_path):
+    # The bot's side (bots.kit.server, bots.kit.serve and the protocol they import), copied
+    # out of the repository and run without site-packages, as bots/kit/__init__.py promises.
     repository = Path(__file__).resolve().parents[2]
     (tmp_path / "bots" / "kit").mkdir(parents=True)
     for name in ("bots/__init__.py", "bots/protocol.py", *(
