@@ -174,7 +174,7 @@ def answer_play(call: dict, answer: dict) -> bool:
     took the match after the claim lapsed and asks the bot again.
     """
     from games import errors as match_errors
-    from games.services import ArenaMove, match_moves_append
+    from games.play import ArenaMove, match_moves_append
 
     if answer.get("late"):
         call_dispatch(call)

@@ -83,7 +83,7 @@ def bot_turns_play(
     Without it, or with tasks run eagerly, the call is made in this thread.
 
     Built-in players' moves in a row are decided in memory and appended together, up to
-    ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time (``games.services.match_moves_append``):
+    ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time (``games.play.match_moves_append``):
     the log still grows during a long match, so a match whose worker died resumes from
     it and spectators see it move.
 
@@ -164,7 +164,7 @@ def _builtin_moves_play(turn: BotTurn, driver: Driver, *, limit: int | None) -> 
     The state stays in memory from one write to the next: only this driver, holding the
     match's claim, moves in it meanwhile (a person cannot: no person's seat is to move).
     """
-    from games.services import match_moves_append
+    from games.play import match_moves_append
 
     played = 0
     per_write = settings.BOTS_BUILTIN_MOVES_PER_WRITE
@@ -198,7 +198,7 @@ def _builtin_moves_decide(turn: BotTurn, driver: Driver, count: int):
     """
     from bots.builtin import decision_rng, get_player
     from games.engine import IllegalMove
-    from games.services import ArenaMove
+    from games.play import ArenaMove
 
     state, ply, bot = turn.state, turn.ply, turn.bot
     moves: list[ArenaMove] = []

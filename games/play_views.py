@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from cardserver.renderers import JSONParser, JSONRenderer
 from cardserver.schema import error_example, error_responses
-from games import errors, services
+from games import errors, play, services
 from games.api import (
     MATCH_ID,
     NOT_AUTHENTICATED,
@@ -98,7 +98,7 @@ def player_view(match: Match, mine: list[int], seat: int | None) -> dict:
     }
 
 
-def _move_outcome(outcome: services.MoveOutcome) -> dict:
+def _move_outcome(outcome: play.MoveOutcome) -> dict:
     """Return the answer to a move: the shape of ``MoveOutcomeSerializer``, built directly."""
     move = outcome.move
     return {
@@ -281,7 +281,7 @@ class MatchMoveView(MatchErrorsMixin, APIView):
             to_move = Match.objects.filter(pk=pk).values_list("to_move", flat=True).first()
         else:
             to_move = None
-        outcome = services.match_move_submit(
+        outcome = play.match_move_submit(
             match_id=pk,
             seat=my_seat(mine, requested, to_move),
             ply=data["ply"],

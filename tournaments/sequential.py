@@ -293,6 +293,7 @@ def sequential_pair_play(*, pair_id: int) -> str:
 
 def _pair_match(pair_id: int, which: str, test: SequentialTest) -> int:
     """Return the id of the pair's ``first`` or ``second`` match, creating it once."""
+    from games.seating import SeatHolder
     from games.services import match_create
 
     with transaction.atomic():
@@ -306,7 +307,7 @@ def _pair_match(pair_id: int, which: str, test: SequentialTest) -> int:
         deck = shuffled_deck(deck_seed(test.seed, pair.deck), game.deck_size)
         match = match_create(
             creator=test.created_by, game=test.game, players=test.players,
-            seats=[{"bot": bots[bot_id]} for bot_id in seats], rated=False, dealer=0,
+            seats=[SeatHolder(bot=bots[bot_id]) for bot_id in seats], rated=False, dealer=0,
             move_time_limit=test.move_time_limit, decks=[deck], decks_trusted=True,
             notify=False,
         )  # fmt: skip

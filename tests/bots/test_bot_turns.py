@@ -20,9 +20,10 @@ from bots.kit.serve import load_strategy
 from bots.models import Bot, BotTurnLease
 from bots.protocol import MAX_RESPONSE_BYTES, verify_headers
 from games.models import Match, Move
+from games.play import match_move_submit
 from games.seating import SeatHolder
 from games.selectors import match_state, match_states, match_verification
-from games.services import match_create, match_move_submit
+from games.services import match_create
 from tests.bots.conftest import reply
 
 SECRET = "match-bot-secret"
@@ -546,10 +547,10 @@ def test_driver_sends_no_turn_notice_for_the_moves_it_plays_itself(
 def test_driver_started_again_while_it_plays_returns_at_once_without_a_query(
     user, builtin, transactional_db, monkeypatch
 ):
-    from games import services as match_services
+    from games import play
 
     match = new_match(user, [builtin["random"], builtin["greedy"]])
-    append = match_services.match_moves_append
+    append = play.match_moves_append
     inner = []
 
     def start_again_then_append(*, match_id, ply, moves):
@@ -560,7 +561,7 @@ def test_driver_started_again_while_it_plays_returns_at_once_without_a_query(
         inner.append(len(queries.captured_queries))
         return append(match_id=match_id, ply=ply, moves=moves)
 
-    monkeypatch.setattr(match_services, "match_moves_append", start_again_then_append)
+    monkeypatch.setattr(play, "match_moves_append", start_again_then_append)
 
     driver.bot_turns_play(match_id=match.pk)
 
