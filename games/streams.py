@@ -12,6 +12,10 @@ the event loop; then the coroutine below waits on the hub (``games.live``), whic
 no thread, and reads the match (in the reader pool) only when it has changed. Hidden cards
 stay hidden exactly as in ``me/``: every view shown is ``me/``'s own, for the seat the
 requester holds, and a move is what the public replay shows.
+
+Streams need the ASGI server (``cardserver.asgi``). Served otherwise (a WSGI server,
+Django's test client), a stream answers what there is now and ends, which a browser's
+``EventSource`` turns into a poll once a second.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
 from cardserver.api import error_body
 from cardserver.renderers import JSONRenderer
+from cardserver.serving import in_async_server
 from games import live
 from games.models import Match, Move
 from games.rows import match_progress, match_row
@@ -98,7 +103,8 @@ def json_answer(data: dict, status: int = 200) -> HttpResponse:
 
 _open_by_account: Counter = Counter()
 _open_by_ip: Counter = Counter()
-_caps_lock = threading.Lock()
+# Reentrant: a Lease collected (``__del__``) while this thread holds the lock takes it again.
+_caps_lock = threading.RLock()
 
 
 class Lease:
@@ -309,8 +315,8 @@ async def _match_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes]:
             chunk = b"".join(encode(media, name, data, event_id) for name, event_id, data in events)
             if chunk:
                 yield chunk
-            if ended:
-                return
+            if ended or not in_async_server.get():
+                return  # a WSGI server (or the test client) cannot hold it: what is there now
             while not await waiter.wait(settings.LIVE_KEEPALIVE):
                 yield keep_alive(media)  # nothing changed: nothing to read
             messages = waiter.take()
@@ -423,6 +429,8 @@ async def _account_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes
             chunk = b"".join(encode(media, name, data) for name, data in events)
             if chunk:
                 yield chunk
+            if not in_async_server.get():
+                return  # as a match's stream under a WSGI server
             while not await waiter.wait(settings.LIVE_KEEPALIVE):
                 yield keep_alive(media)  # nothing changed: nothing to read
             messages = waiter.take()
