@@ -86,7 +86,7 @@ class StreamHolder:
         # (match id, ply) -> arrival times, one per stream of the match.
         self.arrivals: dict[tuple[int, int], list[float]] = {}
 
-    def run(self, coroutine, timeout: float = 600):
+    def run(self, coroutine, timeout: float = 3600):
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
     async def _stream(self, path: str, token: str | None, match_id: int | None,
