@@ -19,7 +19,8 @@ writes the table to ``--out`` and prints it. The benchmarks:
   players against each other, loss rates with 95% intervals and time per decision.
 
 They need PostgreSQL on 127.0.0.1:5432 (user postgres) and Redis on 127.0.0.1:6379, as
-CI has; they create and drop their own databases and use Redis databases 12 and 14.
+CI has; they create and drop their own databases and use a queue of their own on Redis
+databases 12 and 14 (``benchmarks.harness``).
 ``--quick`` runs fewer and shorter repeats (figures for a smoke test, not for quoting).
 A machine that is busy with something else gives lower, noisier figures: the table
 records the load average at the start and at the end.

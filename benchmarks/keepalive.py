@@ -22,7 +22,9 @@ import tempfile
 import threading
 import time
 
-from benchmarks.api import BASE_DIR, SHAPES, _free_port
+from benchmarks.api import SHAPES
+from benchmarks.harness import BASE_DIR
+from benchmarks.harness import free_port as _free_port
 
 
 def measure(port: int, clients: int, seconds: float, pause: tuple[float, float]) -> dict:

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
+
+from benchmarks import harness
 
 
 def main() -> None:
@@ -37,43 +37,23 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=100_000)
     parser.add_argument("--bots", type=int, default=8)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--server", default=harness.POSTGRES)
     parser.add_argument("--sqlite", action="store_true", help="Use a scratch SQLite file.")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
 
-    scratch = f"cardserver_bench_{uuid.uuid4().hex[:8]}"
-    if options.sqlite:
-        folder = tempfile.mkdtemp()
-        os.environ["DATABASE_URL"] = f"sqlite:///{folder}/{scratch}.sqlite3"
-    else:
-        import psycopg
-
-        with psycopg.connect(f"{options.server}/postgres", autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{scratch}"')
-        os.environ["DATABASE_URL"] = f"{options.server}/{scratch}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardserver.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    try:
+    with (
+        tempfile.TemporaryDirectory() as var_dir,
+        harness.scratch_database(options.server, sqlite=options.sqlite) as database,
+    ):
+        harness.django_setup(harness.environment(database=database, var_dir=Path(var_dir)))
         run(options)
-    finally:
-        if not options.sqlite:
-            from django.db import connections
-
-            connections.close_all()
-            with psycopg.connect(f"{options.server}/postgres", autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{scratch}"')
 
 
 def run(options) -> None:
-    import django
-
-    django.setup()
     from django.conf import settings
-    from django.core.management import call_command
     from django.db import connection
 
-    call_command("migrate", verbosity=0)
     started = time.perf_counter()
     archive(options.matches, options.bots)
     print(
@@ -81,7 +61,7 @@ def run(options) -> None:
         f"{time.perf_counter() - started:.1f} s ({connection.vendor})"
     )
 
-    from tournaments.services import ratings_fit, ratings_recompute
+    from tournaments.ratings import ratings_fit, ratings_recompute
 
     totals, recomputes, fits = [], [], []
     for _ in range(options.runs):

@@ -17,17 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+from benchmarks import harness
 
 
 def main() -> None:
@@ -36,45 +33,26 @@ def main() -> None:
     parser.add_argument("--bots", type=int, default=8)
     parser.add_argument("--games", type=int, default=8, help="Games per pairing.")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
-    parser.add_argument("--broker", default="redis://127.0.0.1:6379/12")
+    parser.add_argument("--server", default=harness.POSTGRES)
+    parser.add_argument("--broker", default=f"{harness.REDIS}/12")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
 
-    import psycopg
-
-    scratch = f"cardserver_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(f"{options.server}/postgres", autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{scratch}"')
-    os.environ.update(
-        DATABASE_URL=f"{options.server}/{scratch}",
-        CELERY_BROKER_URL=options.broker,
-        # A queue of its own: another worker on the same Redis must not take its tasks.
-        CELERY_TASK_DEFAULT_QUEUE=f"bench-{scratch}",
-        DJANGO_SETTINGS_MODULE="cardserver.settings",
-        LOG_LEVEL="WARNING",
-        CARDSERVER_VAR_DIR=tempfile.mkdtemp(),
-    )
-    try:
-        run(options)
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(f"{options.server}/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+    with (
+        tempfile.TemporaryDirectory() as var_dir,
+        harness.scratch_database(options.server) as database,
+        harness.broker_queue(options.broker, required=True) as broker,
+    ):
+        env = harness.environment(database=database, broker=broker, var_dir=Path(var_dir))
+        harness.django_setup(env)
+        run(options, env, broker)
 
 
-def run(options) -> None:
-    import django
-
-    django.setup()
+def run(options, env: dict, broker: harness.Broker) -> None:
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
 
     from bots.models import Bot
 
-    call_command("migrate", verbosity=0)
     owner = get_user_model().objects.create_user("bench-owner")
     bots = [
         Bot.objects.create(
@@ -90,7 +68,7 @@ def run(options) -> None:
     for workers in [int(n) for n in options.workers.split(",")]:
         rates = []
         for _ in range(options.runs):
-            rates.append(celery_run(bots, options, workers))
+            rates.append(celery_run(bots, options, workers, env, broker))
         figures["workers"][workers] = {"median": statistics.median(rates), "runs": rates}
         print(
             f"{workers} worker process(es): {statistics.median(rates):.0f} matches/min "
@@ -116,27 +94,20 @@ def create(bots, options):
     )  # fmt: skip
 
 
-def celery_run(bots, options, workers: int) -> float:
-    import redis
-
+def celery_run(bots, options, workers: int, env: dict, broker: harness.Broker) -> float:
     from cardserver import celery_app
     from tournaments.models import Tournament
     from tournaments.services import tournament_start
 
-    redis.Redis.from_url(options.broker).delete(os.environ["CELERY_TASK_DEFAULT_QUEUE"])
-    name = f"{os.environ['CELERY_TASK_DEFAULT_QUEUE']}-{workers}@{socket.gethostname()}"
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=prefork",
-         f"--concurrency={workers}", "--without-mingle", "--without-gossip", "-n", name,
-         "--loglevel=WARNING"],
-        cwd=BASE_DIR, env=os.environ.copy(), stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+    broker.empty()
+    node = f"{broker.queue}-{workers}@{socket.gethostname()}"
+    worker = harness.start(harness.celery_worker(node=node, concurrency=workers), env=env)
     try:
-        deadline = time.monotonic() + 60
-        while not celery_app.control.ping(destination=[name], timeout=0.5):
-            if time.monotonic() > deadline:
-                sys.exit("the worker did not start")
+        harness.wait_until(
+            lambda: bool(celery_app.control.ping(destination=[node], timeout=0.5)),
+            timeout=60,
+            what="the worker to start",
+        )
         tournament = create(bots, options)
         tournament_start(tournament_id=tournament.pk)
         deadline = time.monotonic() + 1800
@@ -151,8 +122,7 @@ def celery_run(bots, options, workers: int) -> float:
         elapsed = (finished - tournament.started_at).total_seconds()
         return 60 * tournament.matches_total / elapsed
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(timeout=60)
+        harness.stop_process_group(worker, timeout=60)
 
 
 def inline_run(bots, options) -> float:

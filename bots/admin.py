@@ -6,14 +6,20 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from bots import services
-from bots.models import Bot
+from bots.models import Bot, BotVersion
 
 
 @admin.register(Bot)
 class BotAdmin(admin.ModelAdmin):
     list_display = [
-        "name", "owner", "kind", "enabled", "healthy", "consecutive_failures",
-        "last_ping_at", "last_ping_ok",
+        "name",
+        "owner",
+        "kind",
+        "enabled",
+        "healthy",
+        "consecutive_failures",
+        "last_ping_at",
+        "last_ping_ok",
     ]
     list_filter = ["kind", "enabled", "healthy", "last_ping_ok"]
     search_fields = ["name", "owner__username", "description", "url"]
@@ -21,8 +27,13 @@ class BotAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     exclude = ["secret"]
     readonly_fields = [
-        "account", "consecutive_failures", "last_ping_at", "last_ping_ok", "last_ping_detail",
+        "account",
+        "consecutive_failures",
+        "last_ping_at",
+        "last_ping_ok",
+        "last_ping_detail",
         "created_at",
+        "version",
     ]
     raw_id_fields = ["owner"]
     # A URL typed without a scheme means https (Django 6's default; 5.2 warns otherwise).
@@ -51,3 +62,17 @@ class BotAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"Pings queued for {len(bot_ids)} HTTP bot(s).", messages.SUCCESS
         )
+
+
+@admin.register(BotVersion)
+class BotVersionAdmin(admin.ModelAdmin):
+    """Versions start through the API and the pings; the admin only shows them."""
+
+    list_display = ["bot", "label", "reason", "created_at"]
+    list_filter = ["reason"]
+    search_fields = ["bot__name", "label"]
+    list_select_related = ["bot"]
+    readonly_fields = ["bot", "label", "reason", "url", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -1,16 +1,64 @@
-"""Celery tasks of the bots app: thin, idempotent wrappers around ``bots.services``."""
+"""Celery tasks of the bots app: thin, idempotent wrappers around ``bots.driver`` and
+``bots.services``."""
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 
-from bots import services
+from bots import calls, driver, services
 from bots.models import Bot
+from games.events import MatchChanged
+
+logger = logging.getLogger(__name__)
 
 # Moves one task plays before it hands the rest of the match to a new task, so that a long
 # match between bots does not hold one worker for minutes. Every move is bounded (a
 # built-in decision takes under a second, an HTTP bot its time limit), so a task is too.
 MOVES_PER_TASK = 200
+
+
+def match_changed_handle(event: MatchChanged) -> None:
+    """Hand the turn to the bot driver when the seat to move is one the arena drives.
+
+    Subscribed to ``games.events`` in ``BotsConfig.ready()``. A seat held by a person or a
+    client bot needs nothing: its player reads the match (or long-polls) and the deadline
+    watch enforces the clock.
+    """
+    if not event.arena_to_move:
+        return
+    try:
+        match_turn_started.delay(event.match_id, event.ply)
+    except Exception:
+        # The change is committed; a lost message must not turn its answer into a 500. The
+        # deadline watch and the periodic sweep hand an overdue arena turn over again.
+        logger.exception(
+            "Could not send match_turn_started(%s, %s)", event.match_id, event.ply,
+            extra={"match_id": event.match_id},
+        )  # fmt: skip
+
+
+@shared_task(ignore_result=True)
+def match_turn_started(match_id: int, ply: int) -> None:
+    """Let the bot driver play the seat to move at ``ply``, when the arena plays it.
+
+    Sent after a commit that gives the turn to an HTTP or built-in bot (and when a match
+    starts with one to move). Returns at once if the match moved on or ended.
+    """
+    from games.models import Match
+
+    match = (
+        Match.objects.filter(pk=match_id).only("status", "ply", "to_move", "arena_seats").first()
+    )
+    if match is None or match.status != Match.Status.ACTIVE or match.ply != ply:
+        return
+    if not match.arena_to_move:
+        return
+    if driver.bot_turns_play(match_id=match_id, max_moves=MOVES_PER_TASK, pool=True) == (
+        MOVES_PER_TASK
+    ):
+        play_bot_turns.delay(match_id)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -19,8 +67,41 @@ def play_bot_turns(match_id: int) -> None:
 
     Safe to run twice: a second run finds the turn played (or claimed) and stops.
     """
-    if services.bot_turns_play(match_id=match_id, max_moves=MOVES_PER_TASK) == MOVES_PER_TASK:
+    if driver.bot_turns_play(match_id=match_id, max_moves=MOVES_PER_TASK, pool=True) == (
+        MOVES_PER_TASK
+    ):
         play_bot_turns.delay(match_id)
+
+
+# -- HTTP bots' calls (bots.calls) ---------------------------------------------------------
+# bot_call runs on the I/O pool (queue BOTS_CALL_QUEUE: a worker of many threads that
+# touches no database); the other two on the CPU workers. Acknowledged on receipt: a call
+# lost with its worker is taken up again when the match's claim lapses (the clock's sweep
+# hands the overdue turn over), and a call redelivered late is refused by its send_by.
+
+
+@shared_task(acks_late=False, ignore_result=True)
+def bot_call_dispatch(call: dict) -> None:
+    """Queue an HTTP bot's call on the I/O pool once its owner has calls to spare."""
+    calls.call_dispatch(call)
+
+
+@shared_task(acks_late=False, ignore_result=True)
+def bot_call(call: dict) -> None:
+    """Make one HTTP bot's call and hand its answer to a CPU worker."""
+    answer = calls.call_make(call)
+    bot_answer_play.delay(call, answer)  # the default queue: the CPU workers
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def bot_answer_play(call: dict, answer: dict) -> None:
+    """Play an HTTP bot's answer, then the match's next arena moves."""
+    if calls.answer_play(call, answer):
+        played = driver.bot_turns_play(
+            match_id=call["match_id"], max_moves=MOVES_PER_TASK, pool=True, holder=call["holder"]
+        )
+        if played == MOVES_PER_TASK:
+            play_bot_turns.delay(call["match_id"])
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)

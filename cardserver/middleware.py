@@ -1,5 +1,6 @@
 """Project middleware: log lines' match id, the request body limit, a database that is down,
-and the browser's middleware kept off API requests that carry no cookie.
+paths with a NUL character, and the browser's middleware kept off API requests that carry
+no cookie.
 
 A client of the API (a bot, a script) sends ``Authorization: Token ...`` and no cookie:
 no session, flash message or session user can concern its requests, yet Django's
@@ -23,7 +24,7 @@ from django.conf import settings
 from django.contrib.auth import middleware as auth_middleware
 from django.contrib.messages import middleware as messages_middleware
 from django.contrib.sessions import middleware as sessions_middleware
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from whitenoise.middleware import WhiteNoiseMiddleware as _WhiteNoiseMiddleware
 
 from cardserver.api import DATABASE_DOWN, DATABASE_RETRY_AFTER, error_body
@@ -130,6 +131,20 @@ class MatchContextMiddleware(BothModes):
         match = request.resolver_match
         if match is not None and (match.url_name or "").startswith("match-") and "pk" in kwargs:
             set_match_id(kwargs["pk"])
+
+
+class NulPathMiddleware(BothModes):
+    """Answer 404 for a path with a NUL character (``%00``), before any view looks it up.
+
+    No name in the arena can hold one (PostgreSQL refuses the character in text), so such
+    a path names nothing; a lookup with it, by a bot's name or a pool's, would otherwise
+    fail in the database with a 500.
+    """
+
+    def handle(self, request: HttpRequest) -> HttpResponse | None:
+        if "\x00" in request.path:
+            raise Http404("No such page: its path holds a NUL character.")
+        return None
 
 
 class RequestBodyLimitMiddleware(BothModes):

@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "accounts",
     "games",
@@ -106,6 +107,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "cardserver.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "cardserver.middleware.NulPathMiddleware",
     "cardserver.middleware.RequestBodyLimitMiddleware",
     "cardserver.middleware.MatchContextMiddleware",
     "cardserver.middleware.WhiteNoiseMiddleware",
@@ -125,7 +127,8 @@ WSGI_APPLICATION = "cardserver.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # The project's own pages that no app holds (the ReDoc page of the API docs).
+        "DIRS": [BASE_DIR / "cardserver" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -177,17 +180,35 @@ else:
 
 DATABASES = {"default": _database}
 
-# The cache holds the API's rate-limit counters. Several web processes (gunicorn workers,
-# machines) share them only through a cache server: CACHE_URL=redis://host:6379/1.
+# The cache holds the API's rate-limit counters, which every web process must share for
+# a limit to mean what it says: CACHE_URL=redis://host:6379/1 when given; otherwise the
+# broker's Redis when the broker is Redis; otherwise a table of the database
+# (`manage.py createcachetable`, which run-dev and compose's migrate step run), so that
+# the embedded default's processes share them too.
 CACHE_URL = os.environ.get("CACHE_URL", "").strip()
+_broker_url = os.environ.get("CELERY_BROKER_URL", "").strip()
+if not CACHE_URL and _broker_url.startswith(("redis://", "rediss://")):
+    CACHE_URL = _broker_url
 if CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            # Keys apart from the broker's when both share a Redis database.
+            "KEY_PREFIX": "cache",
+        }
     }
 elif CACHE_URL:
     raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r}: give a redis:// URL, or nothing.")
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "cardserver.cache.DatabaseCache",
+            "LOCATION": "cardserver_cache",
+            # Counters of a busy minute must not be culled while they count.
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth, i18n -------------------------------------------------------------------------
@@ -233,12 +254,20 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # DRF's parsers, the JSON one refusing JSON nested too deep (cardserver/renderers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "cardserver.renderers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "EXCEPTION_HANDLER": "cardserver.api.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Rates per scope below; cardserver/throttling.py says which requests count where.
     "DEFAULT_THROTTLE_CLASSES": ["cardserver.throttling.ArenaThrottle"],
-    # Proxies in front of the server whose X-Forwarded-For gives the client's IP.
-    "NUM_PROXIES": int(os.environ.get("API_NUM_PROXIES") or 0) or None,
+    # Proxies in front of the server whose X-Forwarded-For gives the client's IP. 0 (not
+    # None, which would make DRF take the whole header as the client) is REMOTE_ADDR,
+    # whatever a client writes in X-Forwarded-For.
+    "NUM_PROXIES": int(os.environ.get("API_NUM_PROXIES") or 0),
 }
 
 # Requests per client and scope (cardserver/throttling.py): THROTTLE_<SCOPE>=<n>/<second,
@@ -288,6 +317,12 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc from the static files of drf-spectacular-sidecar, not a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # No validator badge: it would send the schema's URL to validator.swagger.io.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -309,6 +344,9 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "").strip() or "filesystem://"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # The embedded broker: messages are files, so development needs no broker server.
+    # kombu's filesystem transport, writing and claiming each file atomically and dropping
+    # an unreadable one instead of stopping the worker (cardserver/broker.py).
+    CELERY_BROKER_TRANSPORT = "cardserver.broker:Transport"
     # Producer and consumer share one configuration, so messages are written to and read
     # from the same folder. Fanout (worker remote control) keeps its tables in `control`.
     _celery_dir = VAR_DIR / "celery"
@@ -370,7 +408,9 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 }
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's scheduler (periodic tasks in the database, edited in the admin),
+# which exits at once when another beat of the same database runs (cardserver/beat.py).
+CELERY_BEAT_SCHEDULER = "cardserver.beat:LockedDatabaseScheduler"
 
 # The health check (GET /api/v1/health/): seconds to wait for the broker's answer and for
 # the workers' answers to a ping, and for how long the workers' answer is reused.
@@ -424,6 +464,25 @@ BOTS_UNHEALTHY_AFTER = 3
 # decision costs microseconds, a write a millisecond or more; short enough that a match
 # in progress keeps a log to resume from and spectators see it move.
 BOTS_BUILTIN_MOVES_PER_WRITE = int(os.environ.get("BOTS_BUILTIN_MOVES_PER_WRITE") or 16)
+# The I/O pool: the Celery queue on which HTTP bots' calls wait for their bots, read by
+# the `bot-calls` worker (a thread pool of high concurrency, docker/compose.yaml), so that
+# a bot that thinks holds a thread, never one of the CPU workers' processes. Empty: each
+# call is made by the worker that plays the turn (the behaviour before the pool). A test
+# or benchmark with a default queue of its own gets a call queue of its own with it.
+BOTS_CALL_QUEUE = os.environ.get("BOTS_CALL_QUEUE", "").strip() or (
+    "bot-calls"
+    if CELERY_TASK_DEFAULT_QUEUE == "celery"
+    else f"{CELERY_TASK_DEFAULT_QUEUE}-bot-calls"
+)
+if BOTS_CALL_QUEUE == "-":
+    BOTS_CALL_QUEUE = ""
+# Calls of one owner's bots that may be queued or in flight at once; more wait (as the
+# arena's delay, never the bot's) until one ends, so that one owner's many slow bots
+# cannot take the whole pool.
+BOTS_CALLS_PER_OWNER = int(os.environ.get("BOTS_CALLS_PER_OWNER") or 100)
+# Seconds a queued call may wait for a thread of the pool; one not sent by then is queued
+# anew (the match's claim covers this wait, the bot's time and a grace).
+BOTS_CALL_SEND_WITHIN = float(os.environ.get("BOTS_CALL_SEND_WITHIN") or 10.0)
 
 # --- Tournaments and ratings -----------------------------------------------------------
 
@@ -438,16 +497,37 @@ RATING_PROVISIONAL_WIDTH = 200.0
 # Times a tournament or ladder match may be started (a worker that died counts) before it
 # is given up as aborted: a match that kills its worker cannot loop for ever.
 TOURNAMENT_MAX_ATTEMPTS = 3
-# Seconds a running tournament match may go without a move before the watchdog sends it
-# to a worker again (its worker probably died with the broker message unacknowledged).
+# Seconds a running tournament match may go without a move, and with no bot driver's live
+# claim on it, before the watchdog (every 10 s) sends it to a worker again: its worker
+# died with the broker message unacknowledged, and a driver's claim lapses within
+# seconds of its death (bots.driver), so the match is taken up within about 30 s.
+TOURNAMENT_ABANDONED_AFTER = float(os.environ.get("TOURNAMENT_ABANDONED_AFTER") or 15.0)
+# Seconds a pending match of the current round may wait before the watchdog sends it
+# again (its round was never sent); long, since a match may wait behind a long queue.
 TOURNAMENT_STALE_AFTER = 300.0
 # The ladder: which tables it fills, how many per tick (beat runs the tick; its interval
 # is in the admin), how many of its matches may be unfinished at once, and after how many
-# forfeits in a row a bot is paused.
-LADDER_TABLES = [["durak", 2], ["durak", 3], ["durak", 4], ["volynshchik", 3]]
+# forfeits in a row a bot is paused. The tables: every shape that has a rating pool
+# (tournaments.pools.POOLS).
+LADDER_TABLES = [
+    ["durak", 2], ["durak", 3], ["durak", 4],
+    ["volynshchik", 2], ["volynshchik", 3], ["volynshchik", 4], ["volynshchik", 5],
+]  # fmt: skip
 LADDER_TABLES_PER_TICK = 1
 LADDER_MAX_ACTIVE = 20
 LADDER_PAUSE_AFTER_FORFEITS = 3
+
+# Sequential tests (tournaments/sequential.py, docs/sequential-tests.md): the defaults of
+# a test, the largest cap on games one may ask for, and per user the games in flight at
+# once (over all their tests; a pair is two games) and the tests started in 24 hours
+# (staff are not counted).
+SEQUENTIAL_TEST_DEFAULTS = {
+    "elo0": 0.0, "elo1": 20.0, "alpha": 0.05, "beta": 0.05, "max_games": 4000,
+    "move_time_limit": 5.0,
+}
+SEQUENTIAL_TEST_MAX_GAMES = int(os.environ.get("SEQUENTIAL_TEST_MAX_GAMES") or 20000)
+SEQUENTIAL_GAMES_IN_FLIGHT = int(os.environ.get("SEQUENTIAL_GAMES_IN_FLIGHT") or 8)
+SEQUENTIAL_TESTS_PER_DAY = int(os.environ.get("SEQUENTIAL_TESTS_PER_DAY") or 20)
 
 # --- Logging ----------------------------------------------------------------------------
 

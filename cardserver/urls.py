@@ -2,7 +2,11 @@
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
 
 from cardserver import views
 
@@ -11,8 +15,21 @@ api_v1 = [
     # patterns in order.
     path("", include("games.urls")),
     path("health/", views.health, name="api-health"),
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The API's description is the same for everyone and reads no data: not rate-limited,
+    # so that it is there when the database (which holds the counters) is not.
+    path("schema/", SpectacularAPIView.as_view(throttle_classes=[]), name="api-schema"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", throttle_classes=[]),
+        name="api-docs",
+    ),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(
+            url_name="api-schema", template_name="api/redoc.html", throttle_classes=[]
+        ),
+        name="api-redoc",
+    ),
     path("", include("bots.urls")),
     path("", include("tournaments.urls")),
     path("", include("accounts.urls")),

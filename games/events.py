@@ -31,6 +31,9 @@ class Change(StrEnum):
     MOVED = "moved"  # one or more moves were logged; the match goes on
     FINISHED = "finished"  # the match ended: by the rules, a resignation or a forfeit
     ABORTED = "aborted"  # ended with no result (cancelled, or aborted by its tournament)
+    # Nothing changed but the clock: the turn of a seat the arena drives is past its
+    # deadline (its driver died, or the notice was lost), so it is handed over again.
+    OVERDUE = "overdue"
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ class Match(models.Model):
     snapshot_ply = models.PositiveIntegerField(null=True, blank=True, editable=False)
 
     # Set, with the ratings ledger's row, when a rated match's result has been applied to
-    # its pool (tournaments.services): the partial index below finds the few finished
+    # its pool (tournaments.ratings): the partial index below finds the few finished
     # rated matches not applied yet without reading the whole archive.
     rating_applied = models.BooleanField(default=False, editable=False)
 
@@ -119,6 +119,11 @@ class Seat(models.Model):
     bot = models.ForeignKey(
         "bots.Bot", null=True, blank=True, on_delete=models.PROTECT, related_name="seats"
     )
+    # The version of the bot that played this seat: the bot's current one when seated.
+    bot_version = models.ForeignKey(
+        "bots.BotVersion", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="seats",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["match", "index"]
@@ -144,6 +149,12 @@ class Move(models.Model):
     move = models.JSONField()
     received_at = models.DateTimeField()
     time_taken = models.FloatField(help_text="Seconds from the turn's start to the move.")
+    # For a move the arena asked a bot for over HTTP: when the turn was queued for the call,
+    # and when the request was sent (``received_at`` is when the answer came). The bot's
+    # own time is received_at - sent_at; sent_at - queued_at is the arena's delay, which
+    # never counts against the bot.
+    queued_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=200, blank=True)
 
     class Meta:

@@ -70,15 +70,19 @@ class JsonOnly(DefaultContentNegotiation):
 
 
 
-def player_view(match: Match, mine: list[int], seat: int | None) -> dict:
+def player_view(match: Match, mine: list[int], seat: int | None, *, store: bool = True) -> dict:
     """Return ``seat``'s view of the match (the public view when ``seat`` is None).
 
     The shape of ``PlayerViewSerializer``, built directly: this is the read a playing
     client makes before every move, and a serializer instance costs more than the rest.
+    Without ``store`` (the streams and the long-poll) a stale snapshot is replayed but not
+    stored: a waiter's read never waits for the row lock of the move being played.
     """
     state = None
     if match.status in (Match.Status.ACTIVE, Match.Status.FINISHED):
-        state = match_state(match)
+        state = (
+            services.match_snapshot_refresh(match=match) if store else match_state(match)
+        )
     your_turn = match.status == Match.Status.ACTIVE and seat is not None and match.to_move == seat
     view = None
     if state is not None:
@@ -227,7 +231,7 @@ def wait_answer(plan: StreamPlan) -> tuple[int, dict]:
     if match is None:
         return 404, {"detail": "No match with this id."}
     seat = my_seat(plan.mine, plan.requested, match.to_move) if plan.mine else None
-    return 200, player_view(match, plan.mine, seat)
+    return 200, player_view(match, plan.mine, seat, store=False)
 
 
 async def run_wait(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
@@ -402,9 +406,5 @@ class MatchResignView(MatchErrorsMixin, APIView):
         form.is_valid(raise_exception=True)
         match = match_or_404(pk)
         seat = my_seat(seats_of(request.user, match), form.validated_data.get("seat"), None)
-        if match.status != Match.Status.ACTIVE:
-            raise errors.MatchNotActive(match.status, match.ply)
-        services.match_forfeit(
-            match_id=pk, seat=seat, code="resign", detail=f"seat {seat} resigned"
-        )
+        services.match_resign(match_id=pk, seat=seat)
         return Response(match_detail(match_or_404(pk)))

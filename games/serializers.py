@@ -254,6 +254,14 @@ class ReplayStepSerializer(serializers.Serializer):
     move = serializers.JSONField(allow_null=True, help_text="The last move (null at ply 0).")
     received_at = serializers.DateTimeField(allow_null=True)
     time_taken = serializers.FloatField(allow_null=True)
+    think_time = serializers.FloatField(
+        allow_null=True,
+        help_text=(
+            "For a move of an HTTP bot: seconds from the arena's request sent to the bot's "
+            "answer, the bot's own time (time_taken also counts the arena's queueing). Null "
+            "for other moves."
+        ),
+    )
     state = serializers.JSONField(
         help_text=(
             "The state after `ply` moves, without its `history` (the steps are the log): "

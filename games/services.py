@@ -7,8 +7,8 @@ an append-only log of moves; these functions are the only code that writes them.
 Every action that changes a match locks its row first (``SELECT ... FOR UPDATE`` on
 PostgreSQL; on SQLite the settings open every transaction with ``BEGIN IMMEDIATE``,
 which takes the database's write lock), so two requests never act on one match at once.
-After a commit that changes whose turn it is, ``games.tasks.match_turn_started`` is sent
-for the new ply: it schedules the deadline check and lets bots move.
+After a commit that changes a match, ``games.events`` announces it; ``bots`` hands a turn
+of a seat the arena drives to its bot driver.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from games.engine import IllegalMove, InvalidMove, load_game
+from games import clock
+from games.engine import IllegalMove, InvalidMove, load_game, same_move
 from games.engine.cards import check_deck
 from games.errors import (
     AlreadySeated,
@@ -41,25 +42,22 @@ from games.events import Change, match_changed_announce
 from games.fairness import decks_commitment, new_seed, seed_commitment
 from games.models import Match, Move, Seat
 from games.rows import match_row, match_update, move_insert
-from games.selectors import match_initial_state, match_state, state_end_reason
+from games.seating import SeatedBot, SeatHolder
+from games.selectors import (
+    match_initial_state,
+    match_replayed_state,
+    match_snapshot_current,
+    match_state,
+    state_end_reason,
+)
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MOVE_TIME_LIMIT = 60.0
 MAX_MOVE_TIME_LIMIT = 24 * 3600.0
-# How long after a deadline a move is still accepted and the deadline check waits, so that
-# a move sent just in time is not lost to network and queueing delays.
-DEADLINE_GRACE = 1.0
-# The longest a deadline watch waits before it looks again. A Redis broker gives a
-# message that a worker has held unacknowledged for longer than its visibility timeout
-# (two hours here, cardserver/settings.py) to another worker as well, and a watch due in
-# a day, held all that time, would be duplicated every time, each copy sending itself
-# again.
-DEADLINE_WATCH_MAX_WAIT = 1800.0
-# Bots of these kinds are played by the arena itself; client bots call the API.
-ARENA_PLAYED_BOT_KINDS = ("http", "builtin")
 
-Holder = dict[str, Any] | None
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 @dataclass(frozen=True)
@@ -82,10 +80,10 @@ class MoveOutcome:
 
 def match_create(
     *,
-    creator,
+    creator: User | None,
     game: str,
     players: int,
-    seats: list[Holder],
+    seats: Sequence[SeatHolder | None],
     deck_size: int | None = None,
     format: str = Match.Format.DEAL,
     move_time_limit: float = DEFAULT_MOVE_TIME_LIMIT,
@@ -94,16 +92,19 @@ def match_create(
     dealer: int = 0,
     decks_trusted: bool = False,
     notify: bool = True,
+    by_arena: bool = False,
 ) -> Match:
     """Create a match; start it at once if every seat is held.
 
-    ``seats`` has one entry per seat: ``{"user": user}``, ``{"bot": bot}``, or None for a
-    seat left open for ``match_join``. ``decks`` (unrated single deals only) replaces the
+    ``seats`` has one entry per seat: its ``SeatHolder``, or None for a seat left open for
+    ``match_join``. ``decks`` (unrated single deals only) replaces the
     secret seed with a deck the creator chose, top card first, given as a one-deck list;
     with ``decks_trusted`` the decks come from a source as secret as a seed (a duplicate
     tournament's own seed, never a player), and a rated match may use them. With
     ``notify`` false no message is sent when it starts (no turn notice, no deadline
     watch): the caller plays its bots' turns itself (the tournament and ladder tasks).
+    ``by_arena``: the arena seats the bots (tournaments, the ladder), not ``creator``,
+    who may otherwise seat only bots of their own and built-in ones (``bot_seat_check``).
     Raise InvalidMatchRequest for options, seats or decks that do not make a match.
     """
     try:
@@ -130,8 +131,10 @@ def match_create(
     for holder in seats:
         if holder is not None:
             _check_holder(holder, game)
+            if holder.bot is not None and not by_arena:
+                bot_seat_check(bot=holder.bot, user=creator)
     if rated:
-        held = [_holder_key(h) for h in seats if h is not None]
+        held = [holder.key for holder in seats if holder is not None]
         if len(held) != len(set(held)):
             raise InvalidMatchRequest("a rated match needs a different player in every seat")
 
@@ -152,7 +155,7 @@ def match_create(
         arena_seats = [
             index
             for index, holder in enumerate(seats)
-            if "bot" in holder and holder["bot"].kind in ARENA_PLAYED_BOT_KINDS
+            if holder.bot is not None and holder.bot.played_by_arena
         ]
         _deal(match, timezone.now(), arena_seats)
     with transaction.atomic():
@@ -161,8 +164,9 @@ def match_create(
             Seat(
                 match=match,
                 index=index,
-                user=(holder or {}).get("user"),
-                bot=(holder or {}).get("bot"),
+                user=holder.user if holder else None,
+                bot=holder.bot if holder else None,
+                bot_version_id=_version_of(holder.bot if holder else None),
             )
             for index, holder in enumerate(seats)
         )
@@ -171,7 +175,9 @@ def match_create(
     return match
 
 
-def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) -> Seat:
+def match_join(
+    *, match_id: int, user: User, seat_index: int | None = None, bot: SeatedBot | None = None
+) -> Seat:
     """Seat ``user`` (or ``bot``, which the user owns) at an open seat; start a full match.
 
     Without ``seat_index`` the lowest open seat is taken. Raise MatchNotWaiting once the
@@ -183,15 +189,14 @@ def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) 
         if match.status != Match.Status.WAITING:
             raise MatchNotWaiting()
         if bot is not None:
-            if bot.owner_id != user.pk and bot.account_id != user.pk:
-                raise InvalidMatchRequest(f"you can seat only your own bots, not {bot.name}")
-            holder: dict[str, Any] = {"bot": bot}
+            bot_seat_check(bot=bot, user=user)
+            holder = SeatHolder(bot=bot)
         else:
-            holder = {"user": user}
+            holder = SeatHolder(user=user)
         _check_holder(holder, match.game)
         seats = list(Seat.objects.filter(match=match).order_by("index"))
-        if match.rated and _holder_key(holder) in {
-            _holder_key({"user": s.user_id} if s.user_id else {"bot": s.bot_id})
+        if match.rated and holder.key in {
+            ("user", s.user_id) if s.user_id else ("bot", s.bot_id)
             for s in seats
             if s.user_id or s.bot_id
         }:
@@ -209,14 +214,32 @@ def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) 
             seat = seats[seat_index]
             if seat not in open_seats:
                 raise SeatTaken()
-        seat.user = holder.get("user")
-        seat.bot = holder.get("bot")
-        seat.save(update_fields=["user", "bot"])
+        seat.user = holder.user
+        seat.bot = holder.bot
+        seat.bot_version_id = _version_of(seat.bot)
+        seat.save(update_fields=["user", "bot", "bot_version"])
         if len(open_seats) == 1:
             match_start(match=match)
         else:
             match_changed_announce(match, Change.JOINED)
     return seat
+
+
+def bot_seat_check(*, bot: SeatedBot, user: User | None) -> None:
+    """Raise InvalidMatchRequest unless ``user`` may seat ``bot`` in a match.
+
+    A person seats their own bots (owned, or the client bot whose account they are) and
+    the built-in ones, which are everyone's; only the arena (tournaments, the ladder)
+    seats anyone's bot. Rated or not: a bot that forfeits loses health, and unhealthy
+    bots leave the ladder, so a match someone else made for a bot, with a move time
+    limit it cannot meet, would harm its ratings too.
+    """
+    if bot.seated_by_anyone:
+        return
+    if user is None or user.pk not in (bot.owner_id, bot.account_id):
+        raise InvalidMatchRequest(
+            f"you can seat only your own bots and the built-in ones, not {bot.name}"
+        )
 
 
 def match_start(*, match: Match, now: datetime | None = None) -> Match:
@@ -226,8 +249,13 @@ def match_start(*, match: Match, now: datetime | None = None) -> Match:
     seed (unless the creator gave decks), publish its commitment, store the snapshot at
     ply 0 and start the clock.
     """
-    arena_seats = Seat.objects.filter(match=match, bot__kind__in=ARENA_PLAYED_BOT_KINDS)
-    _deal(match, now or timezone.now(), arena_seats.values_list("index", flat=True))
+    # ``played_by_arena`` is the bot's own answer (bots.models): games knows no bot kinds.
+    arena_seats = [
+        seat.index
+        for seat in Seat.objects.filter(match=match, bot__isnull=False).select_related("bot")
+        if seat.bot.played_by_arena
+    ]
+    _deal(match, now or timezone.now(), arena_seats)
     match.save(
         update_fields=[
             "seed", "seed_commitment", "status", "started_at", "ply", "to_move", "snapshot",
@@ -254,29 +282,28 @@ def _deal(match: Match, now: datetime, arena_seats: Iterable[int]) -> None:
     match.snapshot = state.to_json()
     match.snapshot_ply = 0
     match.arena_seats = sum(1 << index for index in arena_seats)
-    _open_turn(match, now)
+    clock.turn_open(match, now)
 
 
 def _on_commit_started(match: Match, *, notify: bool) -> None:
-    """Log the start; with ``notify``, after commit, watch the first deadline and hand the
-    first turn to the bot driver if the arena plays it.
+    """Log the start and announce it; with ``notify``, after commit, watch the first deadline
+    (and the announcement lets the bot driver take the first turn if the arena plays it).
 
     Without ``notify`` the caller plays the bots' turns itself (the tournament and ladder
     tasks), and the periodic sweep of overdue matches is the clock's backstop: no
     message is sent.
     """
-    match_id, first_deadline = match.pk, match.move_time_limit + DEADLINE_GRACE
+    match_id, first_deadline = match.pk, match.move_time_limit + clock.DEADLINE_GRACE
     logger.info(
         "match %s started: %s, %s players, %s to move",
         match_id, match.game, match.players, match.to_move, extra={"match_id": match_id},
     )
     match_changed_announce(match, Change.STARTED, arena_to_move=notify and match.arena_to_move)
     if notify:
-        transaction.on_commit(lambda: deadline_watch_send(match_id, first_deadline))
-        _on_commit_turn_started(match)
+        transaction.on_commit(lambda: clock.deadline_watch_send(match_id, first_deadline))
 
 
-def match_cancel(*, match_id: int, user) -> Match:
+def match_cancel(*, match_id: int, user: User) -> Match:
     """Abort a match that is still waiting for players; only its creator may."""
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=match_id)
@@ -292,7 +319,7 @@ def match_cancel(*, match_id: int, user) -> Match:
     return match
 
 
-def match_quota_check(*, user, bots: list | tuple = ()) -> None:
+def match_quota_check(*, user: User, bots: Sequence[SeatedBot | None] = ()) -> None:
     """Raise TooManyOpenMatches if ``user`` may not open one more match with ``bots`` seated.
 
     For requests of people and client bots (the API): a user may have
@@ -310,7 +337,7 @@ def match_quota_check(*, user, bots: list | tuple = ()) -> None:
         raise TooManyOpenMatches(f"User {user.username}", mine, limit)
     limit = settings.MAX_OPEN_MATCHES_PER_BOT
     for bot in bots:
-        if bot is None or bot.kind == "builtin":
+        if bot is None or not bot.open_matches_capped:
             continue
         seated = (
             Match.objects.filter(seats__bot=bot, status__in=open_statuses).distinct().count()
@@ -320,6 +347,24 @@ def match_quota_check(*, user, bots: list | tuple = ()) -> None:
 
 
 # --- Playing ----------------------------------------------------------------------------
+
+
+def match_snapshot_refresh(*, match: Match):
+    """Return the engine state after the match's ``ply`` moves, and cache it if need be.
+
+    A snapshot behind the match's ply is replaced by the replay of the log, stored only
+    if the match is still at that ply, so a slow reader never puts an old snapshot over
+    a newer one.
+    """
+    if match_snapshot_current(match):
+        return match_state(match)
+    state = match_replayed_state(match)
+    snapshot = state.to_json()
+    Match.objects.filter(pk=match.pk, ply=match.ply).update(
+        snapshot=snapshot, snapshot_ply=match.ply
+    )
+    match.snapshot, match.snapshot_ply = snapshot, match.ply
+    return state
 
 
 def match_move_submit(
@@ -361,8 +406,7 @@ def match_move_submit(
                 raise NotYourTurn(match.ply, match.to_move)
             if ply != match.ply:
                 raise StalePly(match.ply, match.to_move)
-            late = match.deadline_at and now > match.deadline_at + timedelta(seconds=DEADLINE_GRACE)
-            if not late:
+            if not clock.move_is_late(match, now):
                 (logged,) = _play(
                     match, [ArenaMove(seat, move, now, idempotency_key)], notify=notify
                 )
@@ -373,7 +417,7 @@ def match_move_submit(
                     ended_match=match.status == Match.Status.FINISHED,
                 )
             # The forfeit is committed when this block ends; the error is raised after.
-            _forfeit(match, seat, "timeout", _timeout_detail(match, seat), now)
+            clock.match_forfeit_on_time(match=match, seat=seat, now=now)
     except IntegrityError:
         # Only reached if two writers got past the row lock (it cannot happen with the
         # lock, but the unique constraints are the last guard): answer like the loser of
@@ -395,6 +439,9 @@ class ArenaMove:
     move: dict
     received_at: datetime
     idempotency_key: str = ""
+    # A move asked of a bot over HTTP: when its call was queued and sent (Move's fields).
+    queued_at: datetime | None = None
+    sent_at: datetime | None = None
 
 
 def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -> Match:
@@ -411,7 +458,7 @@ def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -
     deadline was late because the arena stalled (a worker died mid-match and the match
     resumes from its log), not because the player thought too long.
 
-    Sends no turn notice (``games.tasks.match_turn_started``): the driver that made these
+    Announces the moves with ``arena_to_move`` false: the driver that made these
     moves goes on playing the arena's seats itself.
     """
     if not moves:
@@ -460,6 +507,8 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
                 if turn_started_at
                 else 0.0,
                 idempotency_key=played.idempotency_key,
+                queued_at=played.queued_at,
+                sent_at=played.sent_at,
             )
         )
         logger.debug(
@@ -494,14 +543,12 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
         )
     else:
         match.to_move = state.to_move
-        _open_turn(match, now)
+        clock.turn_open(match, now)
     match_update(match, fields)
     if state.is_over:
         match_changed_announce(match, Change.FINISHED)
     else:
         match_changed_announce(match, Change.MOVED, arena_to_move=notify and match.arena_to_move)
-    if notify and not state.is_over:
-        _on_commit_turn_started(match)
     return logged
 
 
@@ -548,21 +595,6 @@ def _ended_match(match: Match, move: Move) -> bool:
     )
 
 
-def same_move(a: Any, b: Any) -> bool:
-    """Return whether two moves are the same move: a set of cards is the same in any order."""
-    return _canonical(a) == _canonical(b)
-
-
-def _canonical(move: Any) -> Any:
-    if not isinstance(move, dict):
-        return move
-    canonical = dict(move)
-    for key in ("cards", "covers"):
-        if isinstance(canonical.get(key), list):
-            canonical[key] = sorted(canonical[key], key=repr)
-    return canonical
-
-
 # --- Ending early -----------------------------------------------------------------------
 
 
@@ -589,162 +621,49 @@ def match_forfeit(
             return match
         if not 0 <= seat < match.players:
             raise InvalidMatchRequest(f"seat {seat} is not in this match")
-        _forfeit(match, seat, code, detail, now or timezone.now())
+        clock.match_forfeit_locked(
+            match=match, seat=seat, code=code, detail=detail, now=now or timezone.now()
+        )
     return match
 
 
-def match_deadline_enforce(
-    *,
-    match_id: int,
-    ply: int | None = None,
-    now: datetime | None = None,
-    by_driver: bool = False,
-) -> bool:
-    """Forfeit the match on time if its seat to move let the deadline pass.
+def match_resign(*, match_id: int, seat: int) -> Match:
+    """End an active match with ``seat`` resigning (its loser, ``end_reason`` "resign").
 
-    With ``ply``, only if the match is still at that ply. Return whether it was forfeited.
-    Idempotent: a match that moved on, ended, or is within its time does not change.
-
-    The clock of a seat the arena plays (an HTTP or built-in bot) is kept by the bot
-    driver, which alone forfeits it (``by_driver``): past such a seat's deadline its
-    driver died or its turn notice was lost with a broker, and a bot must not lose for
-    the arena's failure, so the turn is handed to a driver again instead.
+    The status is read under the match's lock, so of two seats resigning at once one
+    resigns and the other gets MatchNotActive; so does a seat of a match already over.
     """
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=match_id)
-        now = now or timezone.now()
-        if match.status != Match.Status.ACTIVE or match.deadline_at is None:
-            return False
-        if ply is not None and match.ply != ply:
-            return False
-        if now < match.deadline_at:
-            return False
-        if not by_driver and match.arena_to_move:
-            _on_commit_turn_started(match)
-            return False
-        _forfeit(match, match.to_move, "timeout", _timeout_detail(match, match.to_move), now)
-    return True
-
-
-def matches_overdue_forfeit(*, now: datetime | None = None) -> list[int]:
-    """Forfeit on time every active match whose deadline passed; return their ids.
-
-    Each match is forfeited in a transaction of its own. A seat the arena plays is not
-    forfeited: its turn goes to the bot driver again (``match_deadline_enforce``).
-    """
-    from games.selectors import overdue_match_ids
-
-    now = now or timezone.now()
-    return [
-        match_id
-        for match_id in overdue_match_ids(now=now)
-        if match_deadline_enforce(match_id=match_id, now=now)
-    ]
-
-
-def _forfeit(match: Match, seat: int, code: str, detail: str, now: datetime) -> None:
-    """End the locked, active ``match`` with ``seat`` as its loser."""
-    public = match_state(match).view(None)
-    if match.format == Match.Format.FOOL:
-        result = {
-            "loser": seat,
-            "letters": public["series"]["letters"],
-            "deals": public["series"]["deals"],
-        }
-    else:
-        result = {"loser": seat, "out_order": public["out_order"]}
-    logger.info(
-        "match %s: seat %s loses at ply %s (%s): %s",
-        match.pk, seat, match.ply, code, detail, extra={"match_id": match.pk},
-    )
-    match.status = Match.Status.FINISHED
-    match.result = result
-    match.loser = seat
-    match.end_reason = code
-    match.forfeit_seat = seat
-    match.forfeit_reason = detail[:500]
-    match.finished_at = now
-    match.seed_revealed = True
-    match.to_move = None
-    match.turn_started_at = None
-    match.deadline_at = None
-    match.save(
-        update_fields=[
-            "status", "result", "loser", "end_reason", "forfeit_seat", "forfeit_reason",
-            "finished_at", "seed_revealed", "to_move", "turn_started_at", "deadline_at",
-            "snapshot", "snapshot_ply",
-        ]
-    )  # fmt: skip
-    match_changed_announce(match, Change.FINISHED)
-
-
-def _timeout_detail(match: Match, seat: int) -> str:
-    return f"seat {seat} did not move within the time limit of {match.move_time_limit:g} s"
+        if match.status != Match.Status.ACTIVE:
+            raise MatchNotActive(match.status, match.ply)
+        if not 0 <= seat < match.players:
+            raise InvalidMatchRequest(f"seat {seat} is not in this match")
+        clock.match_forfeit_locked(
+            match=match, seat=seat, code="resign", detail=f"seat {seat} resigned",
+            now=timezone.now(),
+        )  # fmt: skip
+    return match
 
 
 # --- Helpers ----------------------------------------------------------------------------
 
 
-def _open_turn(match: Match, now: datetime) -> None:
-    match.turn_started_at = now
-    match.deadline_at = now + timedelta(seconds=match.move_time_limit)
+def _version_of(bot: SeatedBot | None) -> int | None:
+    """The version a seat records for ``bot``: the bot's current one (``bots`` keeps it on
+    the bot's row, so the bot seated here carries it and no query is needed)."""
+    return bot.version_id if bot is not None else None
 
 
-def _on_commit_turn_started(match: Match) -> None:
-    """After commit, hand the turn to the bot driver if the arena plays the seat to move.
-
-    A seat held by a person or a client bot needs nothing: its player reads the match
-    (or long-polls) and the deadline watch enforces the clock.
-    """
-    if not match.arena_to_move:
-        return
-    match_id, ply = match.pk, match.ply
-    transaction.on_commit(lambda: _send_turn_started(match_id, ply))
-
-
-def _send_turn_started(match_id: int, ply: int) -> None:
-    from games.tasks import match_turn_started
-
-    try:
-        match_turn_started.delay(match_id, ply)
-    except Exception:
-        # The move is committed; a lost message must not turn its answer into a 500. The
-        # deadline watch and the periodic sweep still end a match nobody moves in.
-        logger.exception(
-            "Could not send match_turn_started(%s, %s)", match_id, ply,
-            extra={"match_id": match_id},
-        )
-
-
-def deadline_watch_send(match_id: int, countdown: float) -> None:
-    """Send the match's deadline watch (``games.tasks.enforce_move_deadline``), due in
-    ``countdown`` seconds or in ``DEADLINE_WATCH_MAX_WAIT``, whichever is sooner."""
-    from games.tasks import enforce_move_deadline
-
-    try:
-        enforce_move_deadline.apply_async(
-            (match_id,), countdown=min(countdown, DEADLINE_WATCH_MAX_WAIT)
-        )
-    except Exception:
-        logger.exception(
-            "Could not send enforce_move_deadline(%s)", match_id, extra={"match_id": match_id}
-        )
-
-
-def _check_holder(holder: dict[str, Any], game: str) -> None:
-    if set(holder) not in ({"user"}, {"bot"}) or next(iter(holder.values())) is None:
-        raise InvalidMatchRequest('a seat is held by {"user": ...} or {"bot": ...}, or open')
-    bot = holder.get("bot")
+def _check_holder(holder: SeatHolder, game: str) -> None:
+    if not isinstance(holder, SeatHolder):
+        raise TypeError(f"a seat is held by a SeatHolder or open (None), not {holder!r}")
+    bot = holder.bot
     if bot is not None:
         if not bot.enabled:
             raise InvalidMatchRequest(f"bot {bot.name} is disabled")
         if game not in (bot.games or []):
             raise InvalidMatchRequest(f"bot {bot.name} does not play {game}")
-
-
-def _holder_key(holder: dict[str, Any]) -> tuple[str, int]:
-    kind, value = next(iter(holder.items()))
-    return kind, value if isinstance(value, int) else value.pk
 
 
 def _checked_decks(decks: Any, *, rated: bool, format: str, deck_size: int) -> list[list[str]]:

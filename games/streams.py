@@ -194,7 +194,7 @@ def _match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list,
                     "received_at": move[3]}  # fmt: skip
             events.append(("move", ply, data))
     seat = my_seat(plan.mine, plan.requested, match.to_move) if plan.mine else None
-    events.append(("state", match.ply, player_view(match, plan.mine, seat)))
+    events.append(("state", match.ply, player_view(match, plan.mine, seat, store=False)))
     ended = match.status in TERMINAL
     if ended:
         events.append(("end", match.ply, {
@@ -321,7 +321,7 @@ def account_facts(user, message: dict, known: dict) -> list[tuple[str, dict]]:
         return events
     if match.to_move in mine and known.get(match_id) != match.ply:
         known[match_id] = match.ply
-        view = player_view(match, mine, match.to_move)
+        view = player_view(match, mine, match.to_move, store=False)
         events.append(("your_turn", {
             "match": match.pk, "ply": match.ply, "seat": match.to_move,
             "deadline_at": match.deadline_at, "legal_moves": view["legal_moves"],

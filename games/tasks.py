@@ -1,4 +1,4 @@
-"""Celery tasks of matches: thin, idempotent wrappers around ``games.services``.
+"""Celery tasks of matches: thin, idempotent wrappers around ``games.clock``.
 
 Each task takes ids, loads what it needs, returns early when its work is already done
 (the match moved on or ended), and calls one service. Running one twice is harmless.
@@ -17,7 +17,8 @@ The clock of a match is kept by three things, each enough on its own while it wo
   grace) loses on time instead of being played.
 
 A seat the arena plays (an HTTP or built-in bot) is on the bot driver's clock: the watch
-and the sweep hand such a turn to the driver again rather than forfeit it (the driver
+and the sweep hand such a turn to the driver again (announcing ``Change.OVERDUE``, which
+``bots`` subscribes to) rather than forfeit it (the driver
 died, or its notice was lost with the broker), the driver forfeits an HTTP bot that
 cannot be asked in time, and built-in players, which decide in microseconds, are never
 late by their own doing.
@@ -30,7 +31,7 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
-from games import services
+from games import clock
 from games.models import Match
 
 logger = logging.getLogger(__name__)
@@ -38,27 +39,6 @@ logger = logging.getLogger(__name__)
 # Seconds after which the deadline watch looks again at an overdue turn it handed to the
 # bot driver (the sweep, every 10 s, does the same).
 ARENA_TURN_RECHECK = 10.0
-
-
-@shared_task(ignore_result=True)
-def match_turn_started(match_id: int, ply: int) -> None:
-    """Let the bot driver play the seat to move at ``ply``, when the arena plays it.
-
-    Sent after a commit that gives the turn to an HTTP or built-in bot (and when a match
-    starts with one to move). Returns at once if the match moved on or ended.
-    """
-    match = (
-        Match.objects.filter(pk=match_id).only("status", "ply", "to_move", "arena_seats").first()
-    )
-    if match is None or match.status != Match.Status.ACTIVE or match.ply != ply:
-        return
-    if not match.arena_to_move:
-        return
-    try:
-        from bots.services import bot_turns_play
-    except ImportError:
-        return
-    bot_turns_play(match_id=match_id)
 
 
 @shared_task(bind=True, ignore_result=True)
@@ -69,7 +49,7 @@ def enforce_move_deadline(self, match_id: int) -> bool:
     it checks once and does not send itself again, which would run it again at once.
     """
     try:
-        if services.match_deadline_enforce(match_id=match_id):
+        if clock.match_deadline_enforce(match_id=match_id):
             return True
     except Match.DoesNotExist:
         return False  # a message about a match that is gone (a test database flushed)
@@ -85,7 +65,7 @@ def enforce_move_deadline(self, match_id: int) -> bool:
             # to the bot driver again. Look again once a driver could have played it, not
             # every second while a dead driver's claim runs out.
             countdown = ARENA_TURN_RECHECK
-        services.deadline_watch_send(match_id, countdown + services.DEADLINE_GRACE)
+        clock.deadline_watch_send(match_id, countdown + clock.DEADLINE_GRACE)
     return False
 
 
@@ -96,7 +76,7 @@ def sweep_overdue_matches() -> list[int]:
     Run by Celery beat every few seconds (schedule: games migration 0003, editable in the
     admin).
     """
-    forfeited = services.matches_overdue_forfeit()
+    forfeited = clock.matches_overdue_forfeit()
     for match_id in forfeited:
         logger.info(
             "match %s forfeited on time by the sweep", match_id, extra={"match_id": match_id}

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -13,7 +14,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.management import call_command
 from django.db import OperationalError, connection
 from django.http import Http404
-from django.test import RequestFactory
+from django.test import Client, RequestFactory, override_settings
 from rest_framework import exceptions
 from rest_framework.renderers import JSONRenderer
 
@@ -89,12 +90,17 @@ def start_solo_worker(
 ) -> subprocess.Popen:
     """Start a Celery worker (solo pool) that reads only ``queue``, in ``environment``.
 
-    ``options`` go on its command line; its output is dropped, its errors go to ``stderr``
-    (a pipe by default, read with ``communicate``).
+    ``queue`` is its default queue too, and it also reads that queue's HTTP bot calls
+    (``<queue>-bot-calls``, ``BOTS_CALL_QUEUE``): one process plays the part of the CPU
+    workers and of the I/O pool. ``options`` go on its command line; its output is
+    dropped, its errors go to ``stderr`` (a pipe by default, read with ``communicate``).
     """
+    environment = {**environment, "CELERY_TASK_DEFAULT_QUEUE": queue}
+    environment.pop("BOTS_CALL_QUEUE", None)
+    queues = f"{queue},{queue}-bot-calls"
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=solo",
-         "--without-mingle", "--without-gossip", "--loglevel=WARNING", "-Q", queue, *options],
+         "--without-mingle", "--without-gossip", "--loglevel=WARNING", "-Q", queues, *options],
         cwd=BASE_DIR, env=environment, stdout=subprocess.DEVNULL, stderr=stderr, text=True,
     )  # fmt: skip
 
@@ -273,7 +279,7 @@ def test_celery_app_acks_late_and_speaks_json_only():
     assert conf.result_serializer == "json"
     assert conf.accept_content == ["json"]
     assert conf.timezone == "UTC"
-    assert conf.beat_scheduler == "django_celery_beat.schedulers:DatabaseScheduler"
+    assert conf.beat_scheduler == "cardserver.beat:LockedDatabaseScheduler"
 
 
 def test_celery_settings_override_takes_effect_and_is_undone():
@@ -372,6 +378,23 @@ def test_docs_page_serves_swagger_ui(api_client):
 
     assert response.status_code == 200
     assert b"SwaggerUIBundle" in response.content
+
+
+# Without collectstatic (a test's STATIC_ROOT is empty), WhiteNoise serves the apps' files.
+@override_settings(WHITENOISE_USE_FINDERS=True)
+@pytest.mark.parametrize("page", ["/api/v1/docs/", "/api/v1/redoc/"])
+def test_api_docs_load_only_the_projects_own_static_files(page):
+    client = Client()
+    html = client.get(page).content.decode()
+
+    assert "://" not in html  # no CDN, no web fonts: the page works offline
+    resources = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert resources
+    for url in resources:
+        assert url.startswith("/static/drf_spectacular_sidecar/"), url
+        served = client.get(url)
+        assert served.status_code == 200, url
+        assert b"".join(served.streaming_content)
 
 
 def test_unknown_api_url_answers_json_404(client):

@@ -1,6 +1,6 @@
 """Multi-player Elo by pairwise decomposition. No Django here.
 
-RULES.md's result names one loser or none, and everyone else finishes even. A match of
+docs/rules.md's result names one loser or none, and everyone else finishes even. A match of
 N players is read as N(N-1)/2 two-player games played at once: the loser lost to each
 other player, every two non-losers drew, and a match without a loser (a drawn deal) is
 no game at all and changes nothing. Each player's change is the sum of his pairwise

@@ -7,7 +7,8 @@ from rest_framework import serializers
 
 from bots.models import Bot
 from games.models import Match
-from tournaments.models import POOLS, Tournament
+from tournaments.models import Tournament
+from tournaments.pools import POOLS
 
 
 class TournamentCreateSerializer(serializers.Serializer):

@@ -16,7 +16,8 @@ from rest_framework.response import Response
 
 from bots.models import Bot
 from tournaments import selectors, services
-from tournaments.models import POOLS, Tournament
+from tournaments.models import Tournament
+from tournaments.pools import POOLS
 from tournaments.serializers import (
     LeaderboardSerializer,
     RatingHistorySerializer,

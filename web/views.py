@@ -18,29 +18,29 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods
 
 from accounts import services as account_services
-from bots.models import Bot
+from bots import headtohead, versions
+from bots.models import Bot, BotVersion
 from bots.services import BUILTIN_PLAYERS, SYSTEM_USERNAME
-from games.catalog import GAMES
+from games.catalog import GAME_CATALOG
 from games.filters import MatchFilter
 from games.models import Match, Seat
 from games.selectors import match_for_reading, match_verification, matches_for_listing, seats_of
 from tournaments import selectors as ratings
-from tournaments.models import POOLS, Rating, Tournament, TournamentMatch
+from tournaments import sequential
+from tournaments.models import Rating, SequentialTest, Tournament, TournamentMatch
+from tournaments.pools import POOLS, pool_title
+from tournaments.version_ratings import version_ratings
 from web import selectors
-from web.charts import POOL_COLOURS, rating_charts, sparkline
+from web.charts import POOL_COLOURS, llr_chart, rating_charts, running_score_chart, sparkline
 from web.forms import ArchiveFilterForm, SignupForm
 
 ARCHIVE_PAGE_SIZE = 25
-POOL_TITLES = {
-    "durak-2p": "Durak, 2 players",
-    "durak-3p": "Durak, 3 players",
-    "durak-4p": "Durak, 4 players",
-    "volynshchik": "Volynshchik",
-}
+# The versus page lists this many of the newest matches; its chart draws them all.
+VERSUS_LINES = 100
 
 
 def _pools() -> list[dict]:
-    return [{"key": pool, "title": POOL_TITLES.get(pool, pool)} for pool in POOLS]
+    return [{"key": pool, "title": pool_title(pool)} for pool in POOLS]
 
 
 # --- Home -------------------------------------------------------------------------------
@@ -50,13 +50,13 @@ def home(request: HttpRequest) -> HttpResponse:
     boards = []
     for pool in POOLS:
         fit, lines = ratings.leaderboard(pool)
-        boards.append({"key": pool, "title": POOL_TITLES.get(pool, pool), "lines": lines[:5]})
+        boards.append({"key": pool, "title": pool_title(pool), "lines": lines[:5]})
     running = Tournament.objects.filter(status=Tournament.Status.RUNNING).order_by("-started_at")
     return render(
         request,
         "web/home.html",
         {
-            "games": GAMES,
+            "games": GAME_CATALOG,
             "boards": boards,
             "running": running[:6],
             "recent": selectors.recent_finished_matches(10),
@@ -96,7 +96,7 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
         "web/leaderboard.html",
         {
             "pool": pool,
-            "pool_title": POOL_TITLES.get(pool, pool),
+            "pool_title": pool_title(pool),
             "pools": _pools(),
             "fit": fit,
             "rows": rows,
@@ -110,6 +110,13 @@ def bot_list(request: HttpRequest) -> HttpResponse:
 
 
 def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
+    if "@" in name:
+        # bot@label: the version's line is on its bot's page.
+        try:
+            bot, _ = versions.bot_and_version(name)
+        except (Bot.DoesNotExist, BotVersion.DoesNotExist):
+            raise Http404("No such bot or version.") from None
+        return redirect(reverse("web:bot", args=[bot.name]) + "#versions")
     bot = get_object_or_404(Bot.objects.select_related("owner"), name__iexact=name)
     history = ratings.bot_rating_history(bot.pk)
     pool_ratings = {r.pool: r for r in Rating.objects.filter(bot=bot)}
@@ -117,7 +124,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     pools = [
         {
             "key": pool,
-            "title": POOL_TITLES.get(pool, pool),
+            "title": pool_title(pool),
             "colour": POOL_COLOURS.get(pool),
             "rating": pool_ratings.get(pool),
             "fit": latest_fits.get(pool),
@@ -125,16 +132,52 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         for pool in POOLS
         if pool in pool_ratings or pool in latest_fits
     ]
+    version_lines = versions.bot_version_lines(bot=bot)
+    fitted = version_ratings(bot=bot)
+    for line in version_lines:
+        line["ratings"] = [
+            {"title": pool_title(r.pool), **vars(r)} for r in fitted.get(line["id"], [])
+        ]
     return render(
         request,
         "web/bot_detail.html",
         {
             "bot": bot,
-            "charts": rating_charts(history),
+            "versions": version_lines,
+            "charts": rating_charts(
+                history, [(line["created_at"], line["label"]) for line in version_lines]
+            ),
             "pools": pools,
             "matches": selectors.bot_matches(bot),
             "forfeits": selectors.bot_forfeits(bot),
             "forfeit_count": selectors.bot_forfeit_count(bot),
+            "opponents": headtohead.bot_opponents(mine={"bot_id": bot.pk}),
+        },
+    )
+
+
+def bot_versus(request: HttpRequest, name: str, other: str) -> HttpResponse:
+    """Two bots' matches against each other and the first one's running score."""
+    try:
+        bot, version = versions.bot_and_version(name)
+    except (Bot.DoesNotExist, BotVersion.DoesNotExist):
+        raise Http404("No such bot or version.") from None
+    opponent = get_object_or_404(Bot, name__iexact=other)
+    lines = headtohead.bot_pairings(mine=versions.seats_of(bot, version), opponent_id=opponent.pk)
+    points = sum(line.points for line in lines)
+    return render(
+        request,
+        "web/bot_versus.html",
+        {
+            "bot": bot,
+            "name": f"{bot.name}@{version.label}" if version else bot.name,
+            "opponent": opponent,
+            "lines": lines[::-1][:VERSUS_LINES],
+            "more": max(len(lines) - VERSUS_LINES, 0),
+            "games": len(lines),
+            "points": points,
+            "interval": headtohead.score_interval(points, len(lines)),
+            "chart": running_score_chart(name, opponent.name, [x.points for x in lines]),
         },
     )
 
@@ -204,6 +247,38 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _cell(score: float, games: int) -> dict:
     tone = "" if not games or score * 2 == games else "good" if score * 2 > games else "bad"
     return {"score": score, "games": games, "tone": tone}
+
+
+# --- Sequential tests -------------------------------------------------------------------
+
+
+def sequential_test_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    test = get_object_or_404(
+        SequentialTest.objects.select_related(
+            "candidate", "candidate_version", "baseline", "baseline_version", "reference",
+            "created_by",
+        ),
+        pk=pk,
+    )  # fmt: skip
+    summary = sequential.sequential_test_summary(test)
+    running = test.status == SequentialTest.Status.RUNNING
+    context = {
+        "test": test,
+        "summary": summary,
+        "outcomes": list(zip(("0", "0.5", "1", "1.5", "2"), test.counts, strict=True)),
+        "chart": llr_chart(test.llr_history, summary["llr_lower"], summary["llr_upper"]),
+        "running": running,
+        "percent": min(100, 100 * 2 * test.pairs_done // max(test.max_games, 1)),
+        "matches": [] if running else sequential.sequential_test_matches(test),
+        "candidate": _version_name(test.candidate, test.candidate_version),
+        "baseline": _version_name(test.baseline, test.baseline_version),
+    }
+    template = "web/test_live.html" if request.GET.get("partial") else "web/test.html"
+    return render(request, template, context)
+
+
+def _version_name(bot: Bot, version: BotVersion | None) -> str:
+    return f"{bot.name}@{version.label}" if version is not None else bot.name
 
 
 # --- Matches ----------------------------------------------------------------------------
@@ -294,6 +369,13 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
+def replay_open(request: HttpRequest) -> HttpResponse:
+    """A replay file opened in the browser: the replay viewer, fed by the file, not the API."""
+    # No replay_url: the viewer waits for the file (web/static/web/replay_open.js).
+    config = {"game": None, "seats": [], "start_ply": None}
+    return render(request, "web/replay_open.html", {"config": config})
+
+
 def _int_or_none(value: str | None) -> int | None:
     try:
         return int(value) if value is not None else None
@@ -327,7 +409,7 @@ def play_lobby(request: HttpRequest) -> HttpResponse:
         request,
         "web/play_lobby.html",
         {
-            "games": GAMES,
+            "games": GAME_CATALOG,
             "builtin_names": [bot.name for bot in _builtin_bots()],
             "open_lines": selectors.match_lines(
                 waiting.filter(pk__in=open_seat).exclude(pk__in=mine).order_by("-created_at")[:20]

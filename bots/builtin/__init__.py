@@ -17,17 +17,30 @@ import hashlib
 import random
 from typing import Protocol
 
-from games.engine import GAMES
+from games.engine import GAME_CLASSES
 
-from .greedy import GreedyPlayer, RandomPlayer
+from .greedy import GreedyPlayer, RandomPlayer, SloppyGreedyPlayer
 from .strong import DEFAULT_BUDGET, StrongPlayer
 
 PLAYERS: tuple[str, ...] = ("random", "greedy", "strong")
-_CLASSES = {"random": RandomPlayer, "greedy": GreedyPlayer, "strong": StrongPlayer}
+# Players for tests of the tests (a known-worse greedy); no bot of them is registered.
+WEAKENED: tuple[str, ...] = ("sloppy",)
+_CLASSES = {
+    "random": RandomPlayer, "greedy": GreedyPlayer, "strong": StrongPlayer,
+    "sloppy": SloppyGreedyPlayer,
+}
 
 __all__ = [
-    "DEFAULT_BUDGET", "PLAYERS", "GreedyPlayer", "Player", "RandomPlayer", "StrongPlayer",
-    "decision_rng", "get_player",
+    "DEFAULT_BUDGET",
+    "PLAYERS",
+    "WEAKENED",
+    "GreedyPlayer",
+    "Player",
+    "RandomPlayer",
+    "SloppyGreedyPlayer",
+    "StrongPlayer",
+    "decision_rng",
+    "get_player",
 ]
 
 
@@ -47,12 +60,10 @@ def get_player(name: str, game_name: str, *, budget: int | None = None) -> Playe
 
     ``budget`` (playouts per decision) is for `strong` only; it defaults to DEFAULT_BUDGET.
     """
-    if game_name not in GAMES:
-        raise ValueError(f"unknown game {game_name!r}; the games are {', '.join(GAMES)}")
+    if game_name not in GAME_CLASSES:
+        raise ValueError(f"unknown game {game_name!r}; the games are {', '.join(GAME_CLASSES)}")
     if name not in _CLASSES:
-        raise ValueError(
-            f"unknown built-in player {name!r}; the players are {', '.join(PLAYERS)}"
-        )
+        raise ValueError(f"unknown built-in player {name!r}; the players are {', '.join(PLAYERS)}")
     if name == "strong":
         return StrongPlayer(game_name, DEFAULT_BUDGET if budget is None else budget)
     if budget is not None:

@@ -80,12 +80,10 @@ def durak_world(view: dict, rng: random.Random) -> dict:
             continue
         known = view["known_cards"][other]
         need = view["hand_sizes"][other] - len(known)
-        hands.append(list(known) + unseen[position:position + need])
+        hands.append(list(known) + unseen[position : position + need])
         position += need
     talon = unseen[position:] + ([trump_card] if talon_size else [])
-    if len(talon) != talon_size or any(
-        len(hands[p]) != view["hand_sizes"][p] for p in range(n)
-    ):
+    if len(talon) != talon_size or any(len(hands[p]) != view["hand_sizes"][p] for p in range(n)):
         raise ValueError("the view's card counts do not add up to the deck")
     return {
         "game": "durak",
@@ -127,12 +125,9 @@ def volynshchik_world(view: dict, rng: random.Random) -> dict:
             seen.add(view["revealed_reserves"][other])
     unseen = _canonical(set(deck_cards(view["deck_size"])) - seen)
     need = [
-        0 if p == seat else view["hand_sizes"][p] - len(view["known_cards"][p])
-        for p in range(n)
+        0 if p == seat else view["hand_sizes"][p] - len(view["known_cards"][p]) for p in range(n)
     ]
-    reserve_seats = [
-        p for p in range(n) if p != seat and not view["revealed_reserves"][p]
-    ]
+    reserve_seats = [p for p in range(n) if p != seat and not view["revealed_reserves"][p]]
     if len(unseen) != sum(need) + len(reserve_seats):
         raise ValueError("the view's card counts do not add up to the deck")
     forbidden = cannot_hold(view)
@@ -224,7 +219,7 @@ def cannot_hold(view: dict) -> list[frozenset[str]]:
             if not pile:
                 return [frozenset()] * n
             top = pile[-1]
-            higher[seat].update(r + top[1] for r in RANKS[RANKS.index(top[0]) + 1:])
+            higher[seat].update(r + top[1] for r in RANKS[RANKS.index(top[0]) + 1 :])
             if kind == "take":
                 pile.pop()
         elif kind == "lead":

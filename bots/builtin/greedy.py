@@ -76,9 +76,7 @@ def _too_costly(covers: list[list[str]], trump: str, talon_size: int) -> bool:
         return False
     if len(trumps) >= 2 or RANK[trumps[0][0]] >= KING:
         return True
-    return talon_size > EARLY_TALON and all(
-        a[1] != trump and RANK[a[0]] <= TEN for a, _b in covers
-    )
+    return talon_size > EARLY_TALON and all(a[1] != trump and RANK[a[0]] <= TEN for a, _b in covers)
 
 
 # -- Volynshchik -------------------------------------------------------------------------
@@ -158,6 +156,20 @@ class GreedyPlayer:
         if len(legal_moves) == 1:
             return legal_moves[0]
         return greedy_choice(view, legal_moves, rng)
+
+
+class SloppyGreedyPlayer(GreedyPlayer):
+    """The greedy player, weakened: one move in ten (``random_share``) is drawn uniformly
+    from the legal moves instead. A known-worse player, for checking that a sequential
+    test rejects it; the arena registers no bot of it by default."""
+
+    name = "sloppy"
+    random_share = 0.1
+
+    def choose(self, view: dict, legal_moves: list[dict], rng: random.Random) -> dict:
+        if legal_moves and rng.random() < self.random_share:
+            return rng.choice(legal_moves)
+        return super().choose(view, legal_moves, rng)
 
 
 def greedy_choice(view: dict, legal_moves: list[dict], rng: random.Random) -> dict:

@@ -171,4 +171,3 @@ def _volynshchik_playout(
             )
         mover = seat
         state = state.play(move)
-

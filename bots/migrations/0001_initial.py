@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,29 +15,109 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Bot',
+            name="Bot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=40, unique=True, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$', "A bot name is 2-40 letters, digits, '_', '.' or '-', starting with a letter or digit.")])),
-                ('kind', models.CharField(choices=[('http', 'HTTP endpoint (the arena calls the bot)'), ('client', 'API client (the bot calls the arena with its own token)'), ('builtin', 'Built-in player (runs inside the arena)')], max_length=10)),
-                ('games', models.JSONField(default=list, help_text='Games it plays, e.g. ["durak"].')),
-                ('description', models.TextField(blank=True)),
-                ('url', models.URLField(blank=True, help_text='HTTP bots: where to POST.', max_length=500)),
-                ('secret', models.CharField(blank=True, max_length=128)),
-                ('builtin', models.CharField(blank=True, help_text='Built-in bots: random, greedy or strong.', max_length=20)),
-                ('enabled', models.BooleanField(default=True)),
-                ('healthy', models.BooleanField(default=True)),
-                ('consecutive_failures', models.PositiveIntegerField(default=0)),
-                ('last_ping_at', models.DateTimeField(blank=True, null=True)),
-                ('last_ping_ok', models.BooleanField(blank=True, null=True)),
-                ('last_ping_detail', models.CharField(blank=True, max_length=300)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('account', models.OneToOneField(blank=True, help_text="Client bots: the user the bot's API token belongs to.", null=True, on_delete=django.db.models.deletion.PROTECT, related_name='bot_identity', to=settings.AUTH_USER_MODEL)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='bots', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=40,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$",
+                                "A bot name is 2-40 letters, digits, '_', '.' or '-', starting with a letter or digit.",
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("http", "HTTP endpoint (the arena calls the bot)"),
+                            ("client", "API client (the bot calls the arena with its own token)"),
+                            ("builtin", "Built-in player (runs inside the arena)"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "games",
+                    models.JSONField(default=list, help_text='Games it plays, e.g. ["durak"].'),
+                ),
+                ("description", models.TextField(blank=True)),
+                (
+                    "url",
+                    models.URLField(
+                        blank=True, help_text="HTTP bots: where to POST.", max_length=500
+                    ),
+                ),
+                ("secret", models.CharField(blank=True, max_length=128)),
+                (
+                    "builtin",
+                    models.CharField(
+                        blank=True,
+                        help_text="Built-in bots: random, greedy or strong.",
+                        max_length=20,
+                    ),
+                ),
+                ("enabled", models.BooleanField(default=True)),
+                ("healthy", models.BooleanField(default=True)),
+                ("consecutive_failures", models.PositiveIntegerField(default=0)),
+                ("last_ping_at", models.DateTimeField(blank=True, null=True)),
+                ("last_ping_ok", models.BooleanField(blank=True, null=True)),
+                ("last_ping_detail", models.CharField(blank=True, max_length=300)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "account",
+                    models.OneToOneField(
+                        blank=True,
+                        help_text="Client bots: the user the bot's API token belongs to.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="bot_identity",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="bots",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('kind__in', ['http', 'client', 'builtin'])), name='bot_kind_valid'), models.CheckConstraint(condition=models.Q(models.Q(('kind', 'http'), _negated=True), models.Q(('url', ''), _negated=True), _connector='OR'), name='http_bot_has_url'), models.CheckConstraint(condition=models.Q(models.Q(('kind', 'builtin'), _negated=True), models.Q(('builtin', ''), _negated=True), _connector='OR'), name='builtin_bot_names_its_player')],
+                "ordering": ["name"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("kind__in", ["http", "client", "builtin"])),
+                        name="bot_kind_valid",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("kind", "http"), _negated=True),
+                            models.Q(("url", ""), _negated=True),
+                            _connector="OR",
+                        ),
+                        name="http_bot_has_url",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("kind", "builtin"), _negated=True),
+                            models.Q(("builtin", ""), _negated=True),
+                            _connector="OR",
+                        ),
+                        name="builtin_bot_names_its_player",
+                    ),
+                ],
             },
         ),
     ]

@@ -6,15 +6,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('bots', '0001_initial'),
+        ("bots", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddConstraint(
-            model_name='bot',
-            constraint=models.UniqueConstraint(django.db.models.functions.text.Lower('name'), name='bot_name_unique_ignoring_case'),
+            model_name="bot",
+            constraint=models.UniqueConstraint(
+                django.db.models.functions.text.Lower("name"), name="bot_name_unique_ignoring_case"
+            ),
         ),
     ]

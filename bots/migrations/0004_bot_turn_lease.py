@@ -5,19 +5,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('bots', '0003_builtin_bots'),
-        ('games', '0001_initial'),
+        ("bots", "0003_builtin_bots"),
+        ("games", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BotTurnLease',
+            name="BotTurnLease",
             fields=[
-                ('match', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='+', serialize=False, to='games.match')),
-                ('ply', models.PositiveIntegerField()),
-                ('expires_at', models.DateTimeField()),
+                (
+                    "match",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="+",
+                        serialize=False,
+                        to="games.match",
+                    ),
+                ),
+                ("ply", models.PositiveIntegerField()),
+                ("expires_at", models.DateTimeField()),
             ],
         ),
     ]

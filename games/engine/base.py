@@ -6,6 +6,7 @@ from typing import Any
 
 from .cards import deck_cards, names, shuffled_deck
 from .errors import InvalidMove
+from .info import EndReason, GameInfo
 from .positions import MOVE_LIMIT, REPETITIONS_TO_DRAW, PositionCounts, record
 
 OVER = 2
@@ -14,8 +15,13 @@ OVER = 2
 class DealGame:
     """The common half of a game: its options and the arguments of a deal."""
 
+    INFO: GameInfo
     players: int
     deck_size: int
+
+    @property
+    def name(self) -> str:
+        return self.INFO.name
 
     @property
     def options(self) -> dict[str, Any]:
@@ -43,14 +49,14 @@ class DealState:
     """
 
     __slots__ = (
-        "_g", "_dealer", "_hands", "_known", "_phase", "_in", "_out_order", "_ply", "_log",
+        "_game", "_dealer", "_hands", "_known", "_phase", "_in_deal", "_out_order", "_ply", "_log",
         "_seen", "_seen_len", "_result", "_end",
     )
     PHASE_NAMES: tuple[str, ...] = ()
 
     @property
     def game(self):
-        return self._g
+        return self._game
 
     @property
     def is_over(self) -> bool:
@@ -64,8 +70,8 @@ class DealState:
         return {"loser": self._result[0], "out_order": list(self._result[1])}
 
     @property
-    def end_reason(self) -> str | None:
-        """Why the deal ended: "loser", "both_out" (Durak), "repetition" or "move_limit"."""
+    def end_reason(self) -> EndReason | None:
+        """Why the deal ended (None while it goes on)."""
         return self._end
 
     @property
@@ -140,21 +146,20 @@ class DealState:
             self._seen, count = record(self._seen, self._seen_len, key)
             self._seen_len = len(self._seen.keys)
         if count >= REPETITIONS_TO_DRAW:
-            self._finish(None, "repetition")
+            self._finish(None, EndReason.REPETITION)
         elif self._ply >= MOVE_LIMIT:
-            self._finish(None, "move_limit")
+            self._finish(None, EndReason.MOVE_LIMIT)
 
-    def _finish(self, loser: int | None, reason: str) -> None:
+    def _finish(self, loser: int | None, reason: EndReason) -> None:
         self._phase = OVER
         self._result = (loser, self._out_order)
         self._end = reason
 
     def _progress_view(self) -> dict:
         """Return the public part of ``view`` that both games share, its last keys."""
-        n = self._g.players
         return {
-            "known_cards": [names(k) for k in self._known],
-            "in_deal": [p for p in range(n) if self._in >> p & 1],
+            "known_cards": [names(known) for known in self._known],
+            "in_deal": self._seats_in_deal(),
             "out_order": list(self._out_order),
             "ply": self._ply,
             "history": self.history(),
@@ -163,21 +168,24 @@ class DealState:
             "end_reason": self._end,
         }
 
+    def _seats_in_deal(self) -> list[int]:
+        return [seat for seat in range(self._game.players) if self._in_deal >> seat & 1]
+
     def _progress_json(self) -> dict:
         """Return the part of ``to_json`` that both games share, its last keys."""
         return {
-            "in_deal": [p for p in range(self._g.players) if self._in >> p & 1],
+            "in_deal": self._seats_in_deal(),
             "out_order": list(self._out_order),
             "ply": self._ply,
             "history": self.history(),
-            "positions": [position_to_json(k) for k in self._seen.keys[:self._seen_len]],
+            "positions": [position_to_json(key) for key in self._seen.keys[:self._seen_len]],
             "result": self.result,
             "end_reason": self._end,
         }
 
     def _restore_progress(self, data: dict) -> None:
         """Set what ``_progress_json`` wrote; the game's own fields must be set already."""
-        self._in = sum(1 << p for p in data["in_deal"])
+        self._in_deal = sum(1 << seat for seat in data["in_deal"])
         self._out_order = tuple(data["out_order"])
         self._ply = data["ply"]
         log = None
@@ -186,13 +194,14 @@ class DealState:
         self._log = log
         positions = data.get("positions")
         if positions:
-            self._seen = PositionCounts(position_from_json(k) for k in positions)
+            self._seen = PositionCounts(position_from_json(key) for key in positions)
         else:
             self._seen = PositionCounts([self._position()])
         self._seen_len = len(self._seen.keys)
         result = data["result"]
         self._result = None if result is None else (result["loser"], tuple(result["out_order"]))
-        self._end = data["end_reason"]
+        end = data["end_reason"]
+        self._end = None if end is None else EndReason(end)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

@@ -21,19 +21,22 @@ SUIT_SYMBOLS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
 CARD_NAMES: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
 CARD_INDEX: dict[str, int] = {name: i for i, name in enumerate(CARD_NAMES)}
 
-SUIT_MASKS: tuple[int, ...] = tuple(0x1FF << (9 * s) for s in range(4))
-# HIGHER[c]: the cards of c's suit that rank above c.
-HIGHER: tuple[int, ...] = tuple(
-    SUIT_MASKS[i // 9] & ~((1 << (i + 1)) - 1) for i in range(36)
-)
-
 
 def suit_of(card: int) -> int:
+    """Return the suit of a card index (0..3, as in ``SUITS``)."""
     return card // 9
 
 
 def rank_of(card: int) -> int:
+    """Return the rank of a card index (0..8, as in ``RANKS``)."""
     return card % 9
+
+
+SUIT_MASKS: tuple[int, ...] = tuple(0x1FF << (9 * suit) for suit in range(4))
+# HIGHER[card]: the cards of card's suit that rank above it.
+HIGHER: tuple[int, ...] = tuple(
+    SUIT_MASKS[suit_of(card)] & ~((1 << (card + 1)) - 1) for card in range(36)
+)
 
 
 def deck_cards(deck_size: int) -> list[str]:

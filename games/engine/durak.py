@@ -1,44 +1,97 @@
-"""Durak ("Дурачки"), exactly as ../shared/RULES.md states it: deals and `fool` series.
+"""Durak ("Дурачки"), exactly as docs/rules.md states it: deals and `fool` series.
 
 Inside, a hand is an int bitmask of card indices (see ``cards``); moves cross the
-boundary as the JSON dicts of RULES.md's move vocabulary.
+boundary as the JSON dicts of docs/rules.md's move vocabulary.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import cards as C
 from .base import OVER, DealGame, DealState, check_cards_once, neighbour_table, only_keys
-from .cards import CARD_NAMES, HIGHER, SUIT_MASKS, names, parse_card
+from .cards import (
+    CARD_INDEX,
+    CARD_NAMES,
+    HIGHER,
+    SUIT_MASKS,
+    SUITS,
+    check_deck,
+    indices,
+    mask_of,
+    names,
+    parse_card,
+    popcount,
+    rank_of,
+    suit_of,
+)
 from .errors import IllegalMove, InvalidMove
+from .info import EndReason, GameInfo, MoveType
+from .series import DurakSeries
 
 ATTACK, DEFEND = 0, 1
 PHASE_NAMES = ("attack", "defend", "over")
 OPENINGS = ("lowest_trump", "dealer_left")
 HAND_SIZE = 6
 RANK_MASKS: tuple[int, ...] = tuple(
-    sum(1 << (s * 9 + r) for s in range(4)) for r in range(9)
+    sum(1 << (suit * 9 + rank) for suit in range(4)) for rank in range(9)
 )
+
+INFO = GameInfo(
+    name="durak",
+    title="Durak (Дурачки)",
+    min_players=2,
+    max_players=4,
+    default_players=2,
+    deck_sizes=(36, 32),
+    default_deck_size=36,
+    formats=("deal", "fool"),
+    moves=(
+        MoveType(
+            type="attack",
+            fields=("cards",),
+            description="Attack with one card or several cards of one rank.",
+            example={"type": "attack", "cards": ["8C", "8D"]},
+        ),
+        MoveType(
+            type="beat",
+            fields=("covers",),
+            description="Cover every attack card: pairs of [attack card, covering card].",
+            example={"type": "beat", "covers": [["8C", "9C"], ["8D", "6S"]]},
+        ),
+        MoveType(
+            type="take",
+            fields=(),
+            description="Take every attack card into the hand.",
+            example={"type": "take"},
+        ),
+    ),
+)
+ATTACK_KEYS = INFO.move_type("attack").keys
+BEAT_KEYS = INFO.move_type("beat").keys
+TAKE_KEYS = INFO.move_type("take").keys
 
 
 class DurakGame(DealGame):
     """Durak for 2-4 players with a 36- or 32-card deck."""
 
-    name = "durak"
+    INFO = INFO
 
-    def __init__(self, players: int = 2, deck_size: int = 36) -> None:
-        if not isinstance(players, int) or not 2 <= players <= 4:
-            raise ValueError("Durak is played by 2 to 4 players")
-        if deck_size not in (36, 32):
+    def __init__(
+        self, players: int = INFO.default_players, deck_size: int = INFO.default_deck_size
+    ) -> None:
+        if not isinstance(players, int) or not INFO.min_players <= players <= INFO.max_players:
+            raise ValueError(
+                f"Durak is played by {INFO.min_players} to {INFO.max_players} players"
+            )
+        if deck_size not in INFO.deck_sizes:
             raise ValueError("Durak is played with a 36- or 32-card deck")
         self.players = players
         self.deck_size = deck_size
-        # BEATERS[trump][a]: every card that covers a when trump is that suit.
+        # BEATERS[trump][card]: every card that covers card when trump is that suit.
         self._beaters = tuple(
             tuple(
-                HIGHER[a] | (0 if a // 9 == trump else SUIT_MASKS[trump])
-                for a in range(36)
+                HIGHER[card] | (0 if suit_of(card) == trump else SUIT_MASKS[trump])
+                for card in range(36)
             )
             for trump in range(4)
         )
@@ -60,7 +113,7 @@ class DurakGame(DealGame):
         deck = self._deck_to_deal(deck, seed, dealer)
         if opening not in OPENINGS:
             raise ValueError(f"opening must be one of {', '.join(OPENINGS)}")
-        return DurakState._deal(self, C.check_deck(deck, self.deck_size), dealer, opening)
+        return DurakState._deal(self, check_deck(deck, self.deck_size), dealer, opening)
 
     def series(
         self,
@@ -103,73 +156,73 @@ class DurakState(DealState):
 
     @classmethod
     def _deal(cls, game: DurakGame, deck: list[int], dealer: int, opening: str) -> DurakState:
-        n = game.players
-        hands = [0] * n
+        players = game.players
+        hands = [0] * players
         position = 0
         for _round in range(3):
-            for step in range(1, n + 1):
-                seat = (dealer + step) % n
+            for step in range(1, players + 1):
+                seat = (dealer + step) % players
                 hands[seat] |= 1 << deck[position] | 1 << deck[position + 1]
                 position += 2
         trump_card = deck[position]
-        trump = trump_card // 9
-        attacker = (dealer + 1) % n
+        trump = suit_of(trump_card)
+        attacker = (dealer + 1) % players
         if opening == "lowest_trump":
             lowest = None
-            for seat in range(n):
+            for seat in range(players):
                 trumps = hands[seat] & SUIT_MASKS[trump]
                 if trumps:
                     card = (trumps & -trumps).bit_length() - 1
                     if lowest is None or card < lowest:
                         lowest, attacker = card, seat
-        s = cls.__new__(cls)
-        s._g = game
-        s._dealer = dealer
-        s._opening = opening
-        s._hands = tuple(hands)
-        s._known = (0,) * n
-        s._talon = tuple(deck[position + 1:]) + (trump_card,)
-        s._drawn = 0
-        s._trump_card = trump_card
-        s._trump = trump
-        s._table = 0
-        s._discard = 0
-        s._phase = ATTACK
-        s._attacker = attacker
-        s._in = (1 << n) - 1
-        s._defender = game._next[s._in][attacker]
-        s._out_order = ()
-        s._begin()
-        return s
+        state = cls.__new__(cls)
+        state._game = game
+        state._dealer = dealer
+        state._opening = opening
+        state._hands = tuple(hands)
+        state._known = (0,) * players
+        state._talon = tuple(deck[position + 1:]) + (trump_card,)
+        state._drawn = 0
+        state._trump_card = trump_card
+        state._trump = trump
+        state._table = 0
+        state._discard = 0
+        state._phase = ATTACK
+        state._attacker = attacker
+        state._in_deal = (1 << players) - 1
+        state._defender = game._next[state._in_deal][attacker]
+        state._out_order = ()
+        state._begin()
+        return state
 
     def _child(self) -> DurakState:
-        s = DurakState.__new__(DurakState)
-        s._g = self._g
-        s._dealer = self._dealer
-        s._opening = self._opening
-        s._hands = self._hands
-        s._known = self._known
-        s._talon = self._talon
-        s._drawn = self._drawn
-        s._trump_card = self._trump_card
-        s._trump = self._trump
-        s._table = self._table
-        s._discard = self._discard
-        s._phase = self._phase
-        s._attacker = self._attacker
-        s._defender = self._defender
-        s._in = self._in
-        s._out_order = self._out_order
-        s._ply = self._ply + 1
-        s._seen = self._seen
-        s._seen_len = self._seen_len
-        s._result = None
-        s._end = None
-        return s
+        child = DurakState.__new__(DurakState)
+        child._game = self._game
+        child._dealer = self._dealer
+        child._opening = self._opening
+        child._hands = self._hands
+        child._known = self._known
+        child._talon = self._talon
+        child._drawn = self._drawn
+        child._trump_card = self._trump_card
+        child._trump = self._trump
+        child._table = self._table
+        child._discard = self._discard
+        child._phase = self._phase
+        child._attacker = self._attacker
+        child._defender = self._defender
+        child._in_deal = self._in_deal
+        child._out_order = self._out_order
+        child._ply = self._ply + 1
+        child._seen = self._seen
+        child._seen_len = self._seen_len
+        child._result = None
+        child._end = None
+        return child
 
     def _position(self) -> tuple:
         to_move = self._defender if self._phase == DEFEND else self._attacker
-        return (self._hands, self._drawn, self._table, to_move, self._phase, self._in)
+        return (self._hands, self._drawn, self._table, to_move, self._phase, self._in_deal)
 
     # -- public reading --------------------------------------------------------------
 
@@ -188,13 +241,13 @@ class DurakState(DealState):
 
     def _attacks(self) -> list[dict]:
         hand = self._hands[self._attacker]
-        limit = C.popcount(self._hands[self._defender])
+        limit = popcount(self._hands[self._defender])
         if limit > 4:
             limit = 4
         moves = []
         rest = hand
         while rest:
-            rank_mask = RANK_MASKS[((rest & -rest).bit_length() - 1) % 9]
+            rank_mask = RANK_MASKS[rank_of((rest & -rest).bit_length() - 1)]
             rest &= ~rank_mask
             group = hand & rank_mask
             options = _ATTACK_OPTIONS.get((group, limit))
@@ -206,8 +259,8 @@ class DurakState(DealState):
 
     def _defences(self) -> list[dict]:
         hand = self._hands[self._defender]
-        beaters = self._g._beaters[self._trump]
-        attack = C.indices(self._table)
+        beaters = self._game._beaters[self._trump]
+        attack = indices(self._table)
         moves = []
         if len(attack) == 1:
             a = attack[0]
@@ -236,13 +289,13 @@ class DurakState(DealState):
         kind = move.get("type")
         # The move's form first: a malformed move is InvalidMove whatever the position.
         if kind == "attack":
-            only_keys(move, ("type", "cards"))
+            only_keys(move, ATTACK_KEYS)
             attack = _read_attack(move.get("cards"))
         elif kind == "beat":
-            only_keys(move, ("type", "covers"))
+            only_keys(move, BEAT_KEYS)
             covers = _read_covers(move.get("covers"))
         elif kind == "take":
-            only_keys(move, ("type",))
+            only_keys(move, TAKE_KEYS)
         else:
             raise InvalidMove(
                 f"invalid move: unknown move type {kind!r}; Durak moves are attack, beat and take"
@@ -279,11 +332,11 @@ class DurakState(DealState):
                 f"illegal move: seat {self._attacker} does not hold "
                 f"{' '.join(names(mask & ~hand))}"
             )
-        if mask & ~RANK_MASKS[((mask & -mask).bit_length() - 1) % 9]:
+        if mask & ~RANK_MASKS[rank_of((mask & -mask).bit_length() - 1)]:
             raise IllegalMove(
                 "illegal move: several attack cards must all be of one rank (Durak rule 4)"
             )
-        count, limit = C.popcount(mask), C.popcount(self._hands[self._defender])
+        count, limit = popcount(mask), popcount(self._hands[self._defender])
         if count > limit:
             raise IllegalMove(
                 f"illegal move: {count} attack cards but the defender holds only {limit}; "
@@ -293,7 +346,7 @@ class DurakState(DealState):
 
     def _cover_pairs(self, covers: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Check a beat of well-formed pairs (a list of its own, as read); return them sorted."""
-        beaters = self._g._beaters[self._trump]
+        beaters = self._game._beaters[self._trump]
         hand = self._hands[self._defender]
         covered = 0
         covering = 0
@@ -330,53 +383,53 @@ class DurakState(DealState):
         return covers
 
     def _attack(self, mask: int) -> DurakState:
-        s = self._child()
-        a = self._attacker
-        s._give_up(a, mask)
-        s._table = mask
-        s._phase = DEFEND
-        s._log = (a, {"type": "attack", "cards": names(mask)}, self._log)
-        s._settle(irreversible=False)
-        return s
+        child = self._child()
+        attacker = self._attacker
+        child._give_up(attacker, mask)
+        child._table = mask
+        child._phase = DEFEND
+        child._log = (attacker, {"type": "attack", "cards": names(mask)}, self._log)
+        child._settle(irreversible=False)
+        return child
 
     def _take(self) -> DurakState:
-        s = self._child()
-        d = self._defender
+        child = self._child()
+        defender = self._defender
         hands = list(self._hands)
-        hands[d] |= self._table
+        hands[defender] |= self._table
         known = list(self._known)
-        known[d] |= self._table
-        s._table = 0
-        s._log = (d, {"type": "take"}, self._log)
-        s._end_round(hands, known, beat=False)
-        return s
+        known[defender] |= self._table
+        child._table = 0
+        child._log = (defender, {"type": "take"}, self._log)
+        child._end_round(hands, known, beat=False)
+        return child
 
     def _beat(self, pairs: list[tuple[int, int]]) -> DurakState:
-        s = self._child()
-        d = self._defender
+        child = self._child()
+        defender = self._defender
         covering = 0
-        for _a, b in pairs:
-            covering |= 1 << b
+        for _attack_card, cover_card in pairs:
+            covering |= 1 << cover_card
         hands = list(self._hands)
-        hands[d] ^= covering
+        hands[defender] ^= covering
         known = list(self._known)
-        known[d] &= ~covering
-        s._discard = self._discard | self._table | covering
-        s._table = 0
+        known[defender] &= ~covering
+        child._discard = self._discard | self._table | covering
+        child._table = 0
         covers = [[CARD_NAMES[a], CARD_NAMES[b]] for a, b in pairs]
-        s._log = (d, {"type": "beat", "covers": covers}, self._log)
-        s._end_round(hands, known, beat=True)
-        return s
+        child._log = (defender, {"type": "beat", "covers": covers}, self._log)
+        child._end_round(hands, known, beat=True)
+        return child
 
     def _end_round(self, hands: list[int], known: list[int], *, beat: bool) -> None:
         """Refill, put out the players with empty hands, and choose the next attacker."""
-        game = self._g
+        game = self._game
         attacker, defender = self._attacker, self._defender
         talon = self._talon
         drawn = self._drawn
         remaining = len(talon) - drawn
         for seat in (attacker, defender) if beat else (attacker,):
-            need = HAND_SIZE - C.popcount(hands[seat])
+            need = HAND_SIZE - popcount(hands[seat])
             if need > 0 and remaining:
                 take = need if need < remaining else remaining
                 for card in talon[drawn:drawn + take]:
@@ -386,7 +439,7 @@ class DurakState(DealState):
                 if not remaining:
                     # The last card drawn is the face-up trump card: everyone saw who got it.
                     known[seat] |= 1 << self._trump_card
-        in_mask = self._in
+        in_mask = self._in_deal
         out_order = self._out_order
         if not remaining:
             for seat in (attacker, defender):
@@ -395,18 +448,18 @@ class DurakState(DealState):
                     out_order = out_order + (seat,)
         self._hands = tuple(hands)
         self._known = tuple(known)
-        irreversible = beat or drawn != self._drawn or in_mask != self._in
+        irreversible = beat or drawn != self._drawn or in_mask != self._in_deal
         self._drawn = drawn
-        self._in = in_mask
+        self._in_deal = in_mask
         self._out_order = out_order
         if in_mask & (in_mask - 1) == 0:
             loser = in_mask.bit_length() - 1 if in_mask else None
-            self._finish(loser, "loser" if loser is not None else "both_out")
+            self._finish(loser, EndReason.LOSER if loser is not None else EndReason.BOTH_OUT)
             return
-        nxt = game._next[in_mask]
-        attacker = defender if beat and in_mask >> defender & 1 else nxt[defender]
+        neighbours = game._next[in_mask]
+        attacker = defender if beat and in_mask >> defender & 1 else neighbours[defender]
         self._attacker = attacker
-        self._defender = nxt[attacker]
+        self._defender = neighbours[attacker]
         self._phase = ATTACK
         self._settle(irreversible)
 
@@ -417,22 +470,22 @@ class DurakState(DealState):
 
         Hidden: other hands (except cards everyone saw go into them), the talon order.
         """
-        n = self._g.players
-        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < n):
-            raise ValueError(f"seat must be from 0 to {n - 1}")
+        players = self._game.players
+        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < players):
+            raise ValueError(f"seat must be from 0 to {players - 1}")
         view = {
             "game": "durak",
-            "players": n,
-            "deck_size": self._g.deck_size,
+            "players": players,
+            "deck_size": self._game.deck_size,
             "seat": seat,
             "dealer": self._dealer,
-            "trump_suit": C.SUITS[self._trump],
+            "trump_suit": SUITS[self._trump],
             "trump_card": CARD_NAMES[self._trump_card],
             "phase": PHASE_NAMES[self._phase],
             "to_move": self.to_move,
             "attacker": None if self._phase == OVER else self._attacker,
             "defender": None if self._phase == OVER else self._defender,
-            "hand_sizes": [C.popcount(h) for h in self._hands],
+            "hand_sizes": [popcount(hand) for hand in self._hands],
             "talon_size": len(self._talon) - self._drawn,
             "table": names(self._table),
             "discard": names(self._discard),
@@ -445,20 +498,20 @@ class DurakState(DealState):
     def reveal(self) -> dict:
         """Return the whole table, every hand and the talon: for finished matches only."""
         view = self.view(None)
-        view["hands"] = [names(h) for h in self._hands]
-        view["talon"] = [CARD_NAMES[c] for c in self._talon[self._drawn:]]
+        view["hands"] = [names(hand) for hand in self._hands]
+        view["talon"] = [CARD_NAMES[card] for card in self._talon[self._drawn:]]
         return view
 
     def to_json(self) -> dict:
         """Return everything needed to rebuild this state exactly (hidden cards included)."""
         return {
             "game": "durak",
-            "options": self._g.options,
+            "options": self._game.options,
             "dealer": self._dealer,
             "opening": self._opening,
-            "hands": [names(h) for h in self._hands],
-            "known": [names(k) for k in self._known],
-            "talon": [CARD_NAMES[c] for c in self._talon[self._drawn:]],
+            "hands": [names(hand) for hand in self._hands],
+            "known": [names(known) for known in self._known],
+            "talon": [CARD_NAMES[card] for card in self._talon[self._drawn:]],
             "trump_card": CARD_NAMES[self._trump_card],
             "table": names(self._table),
             "discard": names(self._discard),
@@ -471,39 +524,38 @@ class DurakState(DealState):
     @classmethod
     def _from_json(cls, game: DurakGame, data: dict) -> DurakState:
         try:
-            s = cls.__new__(cls)
-            s._g = game
-            s._dealer = data["dealer"]
-            s._opening = data["opening"]
-            s._hands = tuple(C.mask_of(h) for h in data["hands"])
-            s._known = tuple(C.mask_of(k) for k in data["known"])
-            s._trump_card = C.CARD_INDEX[data["trump_card"]]
-            s._trump = s._trump_card // 9
-            talon = tuple(C.CARD_INDEX[c] for c in data["talon"])
+            state = cls.__new__(cls)
+            state._game = game
+            state._dealer = data["dealer"]
+            state._opening = data["opening"]
+            state._hands = tuple(mask_of(hand) for hand in data["hands"])
+            state._known = tuple(mask_of(known) for known in data["known"])
+            state._trump_card = CARD_INDEX[data["trump_card"]]
+            state._trump = suit_of(state._trump_card)
+            talon = tuple(CARD_INDEX[card] for card in data["talon"])
             drawn = game.deck_size - HAND_SIZE * game.players - len(talon)
             # Drawn cards are gone from the talon; keep their count, a part of each position.
-            s._talon = (-1,) * drawn + talon
-            s._drawn = drawn
-            s._table = C.mask_of(data["table"])
-            s._discard = C.mask_of(data["discard"])
-            s._phase = PHASE_NAMES.index(data["phase"])
-            s._attacker = data["attacker"]
-            s._defender = data["defender"]
-            s._restore_progress(data)
-            talon_cards = [C.CARD_INDEX[c] for c in data["talon"]]
+            state._talon = (-1,) * drawn + talon
+            state._drawn = drawn
+            state._table = mask_of(data["table"])
+            state._discard = mask_of(data["discard"])
+            state._phase = PHASE_NAMES.index(data["phase"])
+            state._attacker = data["attacker"]
+            state._defender = data["defender"]
+            state._restore_progress(data)
             check_cards_once(
                 [*data["hands"], data["talon"], data["table"], data["discard"]], game.deck_size
             )
-            if talon_cards and talon_cards[-1] != s._trump_card:
+            if talon and talon[-1] != state._trump_card:
                 raise ValueError("the face-up trump card must be the talon's last card")
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a serialised Durak state: {exc!r}") from exc
-        return s
+        return state
 
     def __repr__(self) -> str:
         return (
             f"<DurakState ply={self._ply} {PHASE_NAMES[self._phase]} to_move={self.to_move} "
-            f"hands={[names(h) for h in self._hands]} table={names(self._table)}>"
+            f"hands={[names(hand) for hand in self._hands]} table={names(self._table)}>"
         )
 
 
@@ -566,220 +618,13 @@ def _read_covers(covers: Any) -> list[tuple[int, int]]:
 
 def _why_not_cover(a: int, b: int, trump: int) -> str:
     a_name, b_name = CARD_NAMES[a], CARD_NAMES[b]
-    if a // 9 == trump:
-        if b // 9 == trump:
+    if suit_of(a) == trump:
+        if suit_of(b) == trump:
             return f"{b_name} cannot cover {a_name} (lower trump)"
         return (
             f"{b_name} cannot cover {a_name}: a trump attack card can only be covered by a "
             "higher trump (Durak rule 5)"
         )
-    if b // 9 == a // 9:
+    if suit_of(b) == suit_of(a):
         return f"{b_name} cannot cover {a_name} (lower rank, same suit)"
     return f"{b_name} cannot cover {a_name} (other suit, not a trump)"
-
-
-LETTERS = "ДУРАК"
-
-
-class DurakSeries:
-    """A `fool` series (Durak rule 9): deals until one seat holds all five letters.
-
-    Immutable like a deal state: ``play`` returns a new series, already in its next deal
-    when the move ended one.
-    """
-
-    __slots__ = (
-        "_g", "_seed", "_decks", "_number", "_dealer", "_letters", "_carry", "_results",
-        "_deal", "_loser",
-    )
-
-    @classmethod
-    def _start(
-        cls,
-        game: DurakGame,
-        *,
-        dealer: int,
-        seed: int | str | None,
-        decks: list[list[str]] | None,
-    ) -> DurakSeries:
-        if (seed is None) == (decks is None):
-            raise ValueError("give exactly one of seed and decks")
-        if decks is not None:
-            decks = [list(d) for d in decks]
-            if not decks:
-                raise ValueError("give at least one deck")
-            for deck in decks:
-                C.check_deck(deck, game.deck_size)
-        s = cls.__new__(cls)
-        s._g = game
-        s._seed = seed
-        s._decks = decks
-        s._number = 0
-        s._dealer = dealer
-        s._letters = (0,) * game.players
-        s._carry = 0
-        s._results = ()
-        s._loser = None
-        s._deal = s._deal_for(0, dealer, "lowest_trump")
-        return s
-
-    def _deal_for(self, number: int, dealer: int, opening: str) -> DurakState:
-        if self._decks is not None:
-            if number >= len(self._decks):
-                raise ValueError(
-                    f"the series needs a deck for deal {number + 1}, but only "
-                    f"{len(self._decks)} were given"
-                )
-            return self._g.deal(self._decks[number], dealer=dealer, opening=opening)
-        return self._g.deal(seed=C.derive_seed(self._seed, number), dealer=dealer, opening=opening)
-
-    def deck_of(self, number: int) -> list[str]:
-        """Return the deck order of deal ``number`` (0-based)."""
-        if self._decks is not None:
-            return list(self._decks[number])
-        return C.shuffled_deck(C.derive_seed(self._seed, number), self._g.deck_size)
-
-    @property
-    def game(self) -> DurakGame:
-        return self._g
-
-    @property
-    def deal(self) -> DurakState:
-        return self._deal
-
-    @property
-    def deal_number(self) -> int:
-        return self._number
-
-    @property
-    def dealer(self) -> int:
-        return self._dealer
-
-    @property
-    def letters(self) -> list[int]:
-        return list(self._letters)
-
-    @property
-    def carried_draws(self) -> int:
-        return self._carry
-
-    @property
-    def is_over(self) -> bool:
-        return self._loser is not None
-
-    @property
-    def to_move(self) -> int | None:
-        return None if self.is_over else self._deal.to_move
-
-    @property
-    def result(self) -> dict | None:
-        if self._loser is None:
-            return None
-        return {
-            "loser": self._loser,
-            "letters": list(self._letters),
-            "deals": [dict(r) for r in self._results],
-        }
-
-    def legal_moves(self) -> list[dict]:
-        return [] if self.is_over else self._deal.legal_moves()
-
-    def play(self, move: dict) -> DurakSeries:
-        if self.is_over:
-            raise IllegalMove("illegal move: the series is over")
-        deal = self._deal.play(move)
-        s = self._copy()
-        s._deal = deal
-        if not deal.is_over:
-            return s
-        result = deal.result
-        s._results = self._results + (result,)
-        loser = result["loser"]
-        if loser is None:
-            s._carry = self._carry + 1
-            opening = "lowest_trump"
-        else:
-            letters = list(self._letters)
-            letters[loser] = min(len(LETTERS), letters[loser] + 1 + self._carry)
-            s._letters = tuple(letters)
-            s._carry = 0
-            if letters[loser] == len(LETTERS):
-                s._loser = loser
-                return s
-            s._dealer = loser
-            opening = "dealer_left"
-        s._number = self._number + 1
-        s._deal = s._deal_for(s._number, s._dealer, opening)
-        return s
-
-    def _copy(self) -> DurakSeries:
-        s = DurakSeries.__new__(DurakSeries)
-        for name in DurakSeries.__slots__:
-            setattr(s, name, getattr(self, name))
-        return s
-
-    def view(self, seat: int | None = None) -> dict:
-        view = self._deal.view(seat)
-        view["series"] = self._series_view()
-        return view
-
-    def reveal(self) -> dict:
-        view = self._deal.reveal()
-        view["series"] = self._series_view()
-        return view
-
-    def _series_view(self) -> dict:
-        return {
-            "deal_number": self._number,
-            "dealer": self._dealer,
-            "letters": list(self._letters),
-            "letters_word": ["".join(LETTERS[:k]) for k in self._letters],
-            "carried_draws": self._carry,
-            "deals": [dict(r) for r in self._results],
-            "is_over": self.is_over,
-            "result": self.result,
-        }
-
-    def to_json(self) -> dict:
-        return {
-            "game": "durak",
-            "format": "fool",
-            "options": self._g.options,
-            "seed": self._seed,
-            "decks": self._decks,
-            "deal_number": self._number,
-            "dealer": self._dealer,
-            "letters": list(self._letters),
-            "carried_draws": self._carry,
-            "deals": [dict(r) for r in self._results],
-            "loser": self._loser,
-            "deal": self._deal.to_json(),
-        }
-
-    @classmethod
-    def _from_json(cls, game: DurakGame, data: dict) -> DurakSeries:
-        try:
-            s = cls.__new__(cls)
-            s._g = game
-            s._seed = data["seed"]
-            s._decks = data["decks"]
-            s._number = data["deal_number"]
-            s._dealer = data["dealer"]
-            s._letters = tuple(data["letters"])
-            s._carry = data["carried_draws"]
-            s._results = tuple(data["deals"])
-            s._loser = data["loser"]
-            s._deal = DurakState._from_json(game, data["deal"])
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"not a serialised Durak series: {exc!r}") from exc
-        return s
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, DurakSeries):
-            return NotImplemented
-        return self.to_json() == other.to_json()
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"<DurakSeries deal={self._number} letters={list(self._letters)} {self._deal!r}>"

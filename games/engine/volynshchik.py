@@ -1,30 +1,84 @@
-"""Volynshchik ("Волынщик", the bagpiper), exactly as ../shared/RULES.md states it.
+"""Volynshchik ("Волынщик", the bagpiper), exactly as docs/rules.md states it.
 
 Inside, a hand is an int bitmask of card indices (see ``cards``); the pile is a tuple of
-card indices, bottom first; moves cross the boundary as RULES.md's JSON dicts.
+card indices, bottom first; moves cross the boundary as docs/rules.md's JSON dicts.
 """
 
 from __future__ import annotations
 
-from . import cards as C
 from .base import OVER, DealGame, DealState, check_cards_once, neighbour_table, only_keys
-from .cards import CARD_NAMES, HIGHER, SUIT_MASKS, names, parse_card
+from .cards import (
+    CARD_INDEX,
+    CARD_NAMES,
+    HIGHER,
+    SUIT_MASKS,
+    check_deck,
+    mask_of,
+    names,
+    parse_card,
+    suit_of,
+)
 from .errors import IllegalMove, InvalidMove
+from .info import EndReason, GameInfo, MoveType
 
 LEAD, RESPOND = 0, 1
 PHASE_NAMES = ("lead", "respond", "over")
-DECK_SIZE = 32
+
+INFO = GameInfo(
+    name="volynshchik",
+    title="Volynshchik (Волынщик)",
+    min_players=2,
+    max_players=5,
+    default_players=3,
+    deck_sizes=(32,),
+    default_deck_size=32,
+    formats=("deal",),
+    moves=(
+        MoveType(
+            type="lead",
+            fields=("card",),
+            description="Play a card onto an empty table, or one's own move after covering.",
+            example={"type": "lead", "card": "QS"},
+        ),
+        MoveType(
+            type="cover",
+            fields=("card",),
+            description="Cover the top card of the pile.",
+            example={"type": "cover", "card": "KS"},
+        ),
+        MoveType(
+            type="take",
+            fields=(),
+            description="Take the top card of the pile into the hand.",
+            example={"type": "take"},
+        ),
+        MoveType(
+            type="declare",
+            fields=(),
+            description="Turn the reserve card up: its suit becomes this seat's trump.",
+            example={"type": "declare"},
+        ),
+    ),
+)
+DECK_SIZE = INFO.default_deck_size
+# Lead and cover carry one card, take and declare nothing.
+CARD_MOVE_KEYS = INFO.move_type("lead").keys
+BARE_MOVE_KEYS = INFO.move_type("take").keys
 
 
 class VolynshchikGame(DealGame):
     """Volynshchik for 2-5 players with the 32-card deck."""
 
-    name = "volynshchik"
+    INFO = INFO
 
-    def __init__(self, players: int = 3, deck_size: int = DECK_SIZE) -> None:
-        if not isinstance(players, int) or not 2 <= players <= 5:
-            raise ValueError("Volynshchik is played by 2 to 5 players")
-        if deck_size != DECK_SIZE:
+    def __init__(
+        self, players: int = INFO.default_players, deck_size: int = DECK_SIZE
+    ) -> None:
+        if not isinstance(players, int) or not INFO.min_players <= players <= INFO.max_players:
+            raise ValueError(
+                f"Volynshchik is played by {INFO.min_players} to {INFO.max_players} players"
+            )
+        if deck_size not in INFO.deck_sizes:
             raise ValueError("Volynshchik is played with the 32-card deck")
         self.players = players
         self.deck_size = DECK_SIZE
@@ -43,7 +97,7 @@ class VolynshchikGame(DealGame):
     ) -> VolynshchikState:
         """Return the opening state of a deal (``opening`` is Durak's and ignored here)."""
         deck = self._deck_to_deal(deck, seed, dealer)
-        return VolynshchikState._deal(self, C.check_deck(deck, DECK_SIZE), dealer)
+        return VolynshchikState._deal(self, check_deck(deck, DECK_SIZE), dealer)
 
     def replay(
         self,
@@ -71,18 +125,18 @@ class VolynshchikState(DealState):
 
     @classmethod
     def _deal(cls, game: VolynshchikGame, deck: list[int], dealer: int) -> VolynshchikState:
-        n = game.players
-        hands = [0] * n
-        reserves = [0] * n
+        players = game.players
+        hands = [0] * players
+        reserves = [0] * players
         for position, card in enumerate(deck):
-            seat = (dealer + 1 + position) % n
+            seat = (dealer + 1 + position) % players
             hands[seat] |= 1 << card
             reserves[seat] = card  # each seat's last card dealt ends up here
-        for seat in range(n):
+        for seat in range(players):
             hands[seat] &= ~(1 << reserves[seat])
         return cls._make(
             game, dealer=dealer, hands=tuple(hands), reserves=tuple(reserves), declared=0,
-            pile=(), to_move=(dealer + 1) % n,
+            pile=(), to_move=(dealer + 1) % players,
         )
 
     @classmethod
@@ -100,45 +154,45 @@ class VolynshchikState(DealState):
         removed: int = 0,
         known: tuple[int, ...] | None = None,
     ) -> VolynshchikState:
-        s = cls.__new__(cls)
-        s._g = game
-        s._dealer = dealer
-        s._hands = hands
-        s._known = known if known is not None else (0,) * game.players
-        s._reserves = reserves
-        s._declared = declared
-        s._pile = pile
-        s._removed = removed
-        s._phase = RESPOND if pile else LEAD
-        s._to_move = to_move
-        s._in = sum(1 << p for p in range(game.players) if hands[p])
-        s._out_order = out_order
-        s._begin()
-        return s
+        state = cls.__new__(cls)
+        state._game = game
+        state._dealer = dealer
+        state._hands = hands
+        state._known = known if known is not None else (0,) * game.players
+        state._reserves = reserves
+        state._declared = declared
+        state._pile = pile
+        state._removed = removed
+        state._phase = RESPOND if pile else LEAD
+        state._to_move = to_move
+        state._in_deal = sum(1 << seat for seat in range(game.players) if hands[seat])
+        state._out_order = out_order
+        state._begin()
+        return state
 
     def _child(self) -> VolynshchikState:
-        s = VolynshchikState.__new__(VolynshchikState)
-        s._g = self._g
-        s._dealer = self._dealer
-        s._hands = self._hands
-        s._known = self._known
-        s._reserves = self._reserves
-        s._declared = self._declared
-        s._pile = self._pile
-        s._removed = self._removed
-        s._phase = self._phase
-        s._to_move = self._to_move
-        s._in = self._in
-        s._out_order = self._out_order
-        s._ply = self._ply + 1
-        s._seen = self._seen
-        s._seen_len = self._seen_len
-        s._result = None
-        s._end = None
-        return s
+        child = VolynshchikState.__new__(VolynshchikState)
+        child._game = self._game
+        child._dealer = self._dealer
+        child._hands = self._hands
+        child._known = self._known
+        child._reserves = self._reserves
+        child._declared = self._declared
+        child._pile = self._pile
+        child._removed = self._removed
+        child._phase = self._phase
+        child._to_move = self._to_move
+        child._in_deal = self._in_deal
+        child._out_order = self._out_order
+        child._ply = self._ply + 1
+        child._seen = self._seen
+        child._seen_len = self._seen_len
+        child._result = None
+        child._end = None
+        return child
 
     def _position(self) -> tuple:
-        return (self._hands, self._pile, self._declared, self._to_move, self._phase, self._in)
+        return (self._hands, self._pile, self._declared, self._to_move, self._phase, self._in_deal)
 
     # -- public reading --------------------------------------------------------------
 
@@ -149,7 +203,7 @@ class VolynshchikState(DealState):
     def trump_of(self, seat: int) -> int | None:
         """Return the suit index of the seat's declared trump, or None."""
         if self._declared >> seat & 1:
-            return self._reserves[seat] // 9
+            return suit_of(self._reserves[seat])
         return None
 
     # -- legal moves -----------------------------------------------------------------
@@ -162,17 +216,17 @@ class VolynshchikState(DealState):
         natural = hand & HIGHER[top]
         covers = natural
         if self._declared >> seat & 1:
-            trump = self._reserves[seat] // 9
-            if top // 9 != trump:
+            trump = suit_of(self._reserves[seat])
+            if suit_of(top) != trump:
                 covers |= hand & SUIT_MASKS[trump]
         return covers, natural
 
     def _legal(self) -> list[dict]:
         phase = self._phase
         if phase == LEAD:
-            return [{"type": "lead", "card": c} for c in names(self._hands[self._to_move])]
+            return [{"type": "lead", "card": card} for card in names(self._hands[self._to_move])]
         covers, natural = self._covers()
-        moves = [{"type": "cover", "card": c} for c in names(covers)]
+        moves = [{"type": "cover", "card": card} for card in names(covers)]
         if not natural:
             moves.append({"type": "take"})
             if not self._declared >> self._to_move & 1:
@@ -188,10 +242,10 @@ class VolynshchikState(DealState):
         kind = move.get("type")
         # The move's form first: a malformed move is InvalidMove whatever the position.
         if kind in ("lead", "cover"):
-            only_keys(move, ("type", "card"))
+            only_keys(move, CARD_MOVE_KEYS)
             card = parse_card(move.get("card"))
         elif kind in ("take", "declare"):
-            only_keys(move, ("type",))
+            only_keys(move, BARE_MOVE_KEYS)
         else:
             raise InvalidMove(
                 f"invalid move: unknown move type {kind!r}; Volynshchik moves are lead, cover, "
@@ -253,91 +307,91 @@ class VolynshchikState(DealState):
         top = self._pile[-1]
         card_name, top_name = CARD_NAMES[card], CARD_NAMES[top]
         trump = self.trump_of(self._to_move)
-        if card // 9 == top // 9:
+        if suit_of(card) == suit_of(top):
             return f"{card_name} cannot cover {top_name} (lower rank, same suit)"
         if trump is None:
             return (
                 f"{card_name} cannot cover {top_name} (other suit, and seat {self._to_move} "
                 "has declared no trump)"
             )
-        if top // 9 == trump:
+        if suit_of(top) == trump:
             return f"{card_name} cannot cover {top_name} (lower rank, same suit)"
         return f"{card_name} cannot cover {top_name} (other suit, not seat's declared trump)"
 
     def _lead(self, card: int) -> VolynshchikState:
-        s = self._child()
+        child = self._child()
         seat = self._to_move
-        hand = s._give_up(seat, 1 << card)
-        s._pile = self._pile + (card,)
-        s._log = (seat, {"type": "lead", "card": CARD_NAMES[card]}, self._log)
-        s._phase = RESPOND
+        hand = child._give_up(seat, 1 << card)
+        child._pile = self._pile + (card,)
+        child._log = (seat, {"type": "lead", "card": CARD_NAMES[card]}, self._log)
+        child._phase = RESPOND
         if not hand:
             # His last card: he is out, and the next player faces it on the pile.
-            if s._go_out(seat):
-                return s
-            s._to_move = self._g._next[s._in][seat]
-            s._settle(irreversible=True)
-            return s
-        s._to_move = self._g._next[s._in][seat]
-        s._settle(irreversible=False)
-        return s
+            if child._go_out(seat):
+                return child
+            child._to_move = self._game._next[child._in_deal][seat]
+            child._settle(irreversible=True)
+            return child
+        child._to_move = self._game._next[child._in_deal][seat]
+        child._settle(irreversible=False)
+        return child
 
     def _cover(self, card: int) -> VolynshchikState:
-        s = self._child()
+        child = self._child()
         seat = self._to_move
-        hand = s._give_up(seat, 1 << card)
-        s._log = (seat, {"type": "cover", "card": CARD_NAMES[card]}, self._log)
+        hand = child._give_up(seat, 1 << card)
+        child._log = (seat, {"type": "cover", "card": CARD_NAMES[card]}, self._log)
         if not hand:
             # Covering with his last card: he is out and the whole pile leaves play.
             removed = self._removed | 1 << card
-            for c in self._pile:
-                removed |= 1 << c
-            s._removed = removed
-            s._pile = ()
-            s._phase = LEAD
-            if s._go_out(seat):
-                return s
-            s._to_move = self._g._next[s._in][seat]
-            s._settle(irreversible=True)
-            return s
-        s._pile = self._pile + (card,)
-        s._phase = LEAD  # his own move: the same seat leads onto the pile
-        s._settle(irreversible=False)
-        return s
+            for card_on_pile in self._pile:
+                removed |= 1 << card_on_pile
+            child._removed = removed
+            child._pile = ()
+            child._phase = LEAD
+            if child._go_out(seat):
+                return child
+            child._to_move = self._game._next[child._in_deal][seat]
+            child._settle(irreversible=True)
+            return child
+        child._pile = self._pile + (card,)
+        child._phase = LEAD  # his own move: the same seat leads onto the pile
+        child._settle(irreversible=False)
+        return child
 
     def _take(self) -> VolynshchikState:
-        s = self._child()
+        child = self._child()
         seat = self._to_move
         top = self._pile[-1]
         hands = list(self._hands)
         hands[seat] |= 1 << top
-        s._hands = tuple(hands)
+        child._hands = tuple(hands)
         known = list(self._known)
         known[seat] |= 1 << top
-        s._known = tuple(known)
-        s._pile = self._pile[:-1]
-        s._log = (seat, {"type": "take"}, self._log)
-        if not s._pile:
+        child._known = tuple(known)
+        child._pile = self._pile[:-1]
+        child._log = (seat, {"type": "take"}, self._log)
+        if not child._pile:
             # He took the whole pile: his turn ends, the next player leads.
-            s._phase = LEAD
-            s._to_move = self._g._next[self._in][seat]
-        s._settle(irreversible=False)
-        return s
+            child._phase = LEAD
+            child._to_move = self._game._next[self._in_deal][seat]
+        child._settle(irreversible=False)
+        return child
 
     def _declare(self) -> VolynshchikState:
-        s = self._child()
+        child = self._child()
         seat = self._to_move
-        s._declared = self._declared | 1 << seat
-        s._log = (seat, {"type": "declare"}, self._log)
-        s._settle(irreversible=True)
-        return s
+        child._declared = self._declared | 1 << seat
+        child._log = (seat, {"type": "declare"}, self._log)
+        child._settle(irreversible=True)
+        return child
 
     def _go_out(self, seat: int) -> bool:
         """Take ``seat`` out of the deal; return True when that ends it."""
-        self._in &= ~(1 << seat)
+        self._in_deal &= ~(1 << seat)
         self._out_order = self._out_order + (seat,)
-        if self._in & (self._in - 1) == 0:
-            self._finish(self._in.bit_length() - 1, "loser")
+        if self._in_deal & (self._in_deal - 1) == 0:
+            self._finish(self._in_deal.bit_length() - 1, EndReason.LOSER)
             return True
         return False
 
@@ -349,23 +403,23 @@ class VolynshchikState(DealState):
         Hidden: other hands (except cards everyone saw taken into them) and every
         reserve card that its owner has not turned up by declaring.
         """
-        n = self._g.players
-        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < n):
-            raise ValueError(f"seat must be from 0 to {n - 1}")
+        players = self._game.players
+        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < players):
+            raise ValueError(f"seat must be from 0 to {players - 1}")
         revealed = [
-            CARD_NAMES[self._reserves[p]] if self._declared >> p & 1 else None
-            for p in range(n)
+            CARD_NAMES[self._reserves[other]] if self._declared >> other & 1 else None
+            for other in range(players)
         ]
         view = {
             "game": "volynshchik",
-            "players": n,
+            "players": players,
             "deck_size": DECK_SIZE,
             "seat": seat,
             "dealer": self._dealer,
             "phase": PHASE_NAMES[self._phase],
             "to_move": self.to_move,
-            "hand_sizes": [h.bit_count() for h in self._hands],
-            "pile": [CARD_NAMES[c] for c in self._pile],
+            "hand_sizes": [hand.bit_count() for hand in self._hands],
+            "pile": [CARD_NAMES[card] for card in self._pile],
             "removed": names(self._removed),
             "declared": [card[1] if card else None for card in revealed],
             "revealed_reserves": revealed,
@@ -379,21 +433,23 @@ class VolynshchikState(DealState):
     def reveal(self) -> dict:
         """Return every hand and reserve card: for finished matches only."""
         view = self.view(None)
-        view["hands"] = [names(h) for h in self._hands]
-        view["reserves"] = [CARD_NAMES[c] for c in self._reserves]
+        view["hands"] = [names(hand) for hand in self._hands]
+        view["reserves"] = [CARD_NAMES[card] for card in self._reserves]
         return view
 
     def to_json(self) -> dict:
         """Return everything needed to rebuild this state exactly (hidden cards included)."""
         return {
             "game": "volynshchik",
-            "options": self._g.options,
+            "options": self._game.options,
             "dealer": self._dealer,
-            "hands": [names(h) for h in self._hands],
-            "known": [names(k) for k in self._known],
-            "reserves": [CARD_NAMES[c] for c in self._reserves],
-            "declared": [p for p in range(self._g.players) if self._declared >> p & 1],
-            "pile": [CARD_NAMES[c] for c in self._pile],
+            "hands": [names(hand) for hand in self._hands],
+            "known": [names(known) for known in self._known],
+            "reserves": [CARD_NAMES[card] for card in self._reserves],
+            "declared": [
+                seat for seat in range(self._game.players) if self._declared >> seat & 1
+            ],
+            "pile": [CARD_NAMES[card] for card in self._pile],
             "removed": names(self._removed),
             "phase": PHASE_NAMES[self._phase],
             "to_move": self._to_move,
@@ -403,28 +459,28 @@ class VolynshchikState(DealState):
     @classmethod
     def _from_json(cls, game: VolynshchikGame, data: dict) -> VolynshchikState:
         try:
-            s = cls.__new__(cls)
-            s._g = game
-            s._dealer = data["dealer"]
-            s._hands = tuple(C.mask_of(h) for h in data["hands"])
-            s._known = tuple(C.mask_of(k) for k in data["known"])
-            s._reserves = tuple(C.CARD_INDEX[c] for c in data["reserves"])
-            s._declared = sum(1 << p for p in data["declared"])
-            s._pile = tuple(C.CARD_INDEX[c] for c in data["pile"])
-            s._removed = C.mask_of(data["removed"])
-            s._phase = PHASE_NAMES.index(data["phase"])
-            s._to_move = data["to_move"]
-            s._restore_progress(data)
+            state = cls.__new__(cls)
+            state._game = game
+            state._dealer = data["dealer"]
+            state._hands = tuple(mask_of(hand) for hand in data["hands"])
+            state._known = tuple(mask_of(known) for known in data["known"])
+            state._reserves = tuple(CARD_INDEX[card] for card in data["reserves"])
+            state._declared = sum(1 << seat for seat in data["declared"])
+            state._pile = tuple(CARD_INDEX[card] for card in data["pile"])
+            state._removed = mask_of(data["removed"])
+            state._phase = PHASE_NAMES.index(data["phase"])
+            state._to_move = data["to_move"]
+            state._restore_progress(data)
             check_cards_once(
                 [*data["hands"], data["reserves"], data["pile"], data["removed"]], DECK_SIZE
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a serialised Volynshchik state: {exc!r}") from exc
-        return s
+        return state
 
     def __repr__(self) -> str:
         return (
             f"<VolynshchikState ply={self._ply} {PHASE_NAMES[self._phase]} "
-            f"to_move={self.to_move} hands={[names(h) for h in self._hands]} "
-            f"pile={[CARD_NAMES[c] for c in self._pile]}>"
+            f"to_move={self.to_move} hands={[names(hand) for hand in self._hands]} "
+            f"pile={[CARD_NAMES[card] for card in self._pile]}>"
         )

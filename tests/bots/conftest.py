@@ -103,9 +103,10 @@ def kit_http_bot() -> Iterator[Callable[..., tuple[str, BotServer]]]:
 def no_match_tasks(monkeypatch):
     """Send none of the matches' tasks: a test whose transactions commit would otherwise
     leave them on the broker (Redis in CI) for the workers of later tests."""
+    from bots import tasks as bot_tasks
     from games import tasks as match_tasks
 
-    monkeypatch.setattr(match_tasks.match_turn_started, "delay", lambda *args: None)
+    monkeypatch.setattr(bot_tasks.match_turn_started, "delay", lambda *args: None)
     monkeypatch.setattr(
         match_tasks.enforce_move_deadline, "apply_async", lambda *args, **kwargs: None
     )

@@ -14,12 +14,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from bots import services
+from bots import driver, services
 from bots.builtin import decision_rng, get_player
 from bots.kit.serve import load_strategy
 from bots.models import Bot, BotTurnLease
 from bots.protocol import MAX_RESPONSE_BYTES, verify_headers
 from games.models import Match, Move
+from games.seating import SeatHolder
 from games.selectors import match_state, match_states, match_verification
 from games.services import match_create, match_move_submit
 from tests.bots.conftest import reply
@@ -59,7 +60,7 @@ def new_match(creator, bots: list[Bot], *, game="durak", time_limit=5.0, **optio
         creator=creator,
         game=game,
         players=len(bots),
-        seats=[{"bot": bot} for bot in bots],
+        seats=[SeatHolder(bot=bot) for bot in bots],
         move_time_limit=time_limit,
         **options,
     )
@@ -92,7 +93,7 @@ def test_builtin_bots_play_a_whole_match_in_one_call(user, builtin, game, player
     bots = [builtin["greedy"], builtin["random"], builtin["greedy"], builtin["random"]]
     match = new_match(user, bots[:players], game=game, **options)
 
-    played = services.bot_turns_play(match_id=match.pk)
+    played = driver.bot_turns_play(match_id=match.pk)
 
     assert_finished_by_the_rules(match)
     assert played == match.ply
@@ -100,7 +101,7 @@ def test_builtin_bots_play_a_whole_match_in_one_call(user, builtin, game, player
 
 def test_builtin_decisions_replay_exactly_from_the_match_seed(user, builtin):
     match = new_match(user, [builtin["greedy"], builtin["strong"], builtin["random"]])
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
     match.refresh_from_db()
     assert match.status == Match.Status.FINISHED and match.seed_revealed
 
@@ -119,23 +120,23 @@ def test_driver_stops_when_a_person_is_to_move(user, user_factory, builtin):
         creator=user,
         game="durak",
         players=2,
-        seats=[{"bot": builtin["random"]}, {"user": person}],
+        seats=[SeatHolder(bot=builtin["random"]), SeatHolder(user=person)],
         move_time_limit=60,
     )
 
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
 
     match.refresh_from_db()
     assert match.status == Match.Status.ACTIVE
     assert match.to_move == 1
-    assert services.bot_turns_play(match_id=match.pk) == 0
+    assert driver.bot_turns_play(match_id=match.pk) == 0
 
 
 def test_max_moves_bounds_one_call_and_the_next_call_goes_on(user, builtin):
     match = new_match(user, [builtin["random"], builtin["random"]])
 
-    assert services.bot_turns_play(match_id=match.pk, max_moves=3) == 3
-    assert services.bot_turns_play(match_id=match.pk, max_moves=2) == 2
+    assert driver.bot_turns_play(match_id=match.pk, max_moves=3) == 3
+    assert driver.bot_turns_play(match_id=match.pk, max_moves=2) == 2
 
     match.refresh_from_db()
     assert match.ply == 5
@@ -144,10 +145,10 @@ def test_max_moves_bounds_one_call_and_the_next_call_goes_on(user, builtin):
 
 def test_finished_or_unknown_match_is_left_alone(user, builtin):
     match = new_match(user, [builtin["random"], builtin["greedy"]])
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
 
-    assert services.bot_turns_play(match_id=match.pk) == 0
-    assert services.bot_turns_play(match_id=10**9) == 0
+    assert driver.bot_turns_play(match_id=match.pk) == 0
+    assert driver.bot_turns_play(match_id=10**9) == 0
 
 
 def test_task_hands_a_long_match_to_a_new_task(user, builtin, monkeypatch):
@@ -179,7 +180,7 @@ def test_correct_http_bot_plays_a_whole_match_against_builtin_bots(
     web = http_bot_record(url)
     match = new_match(user, [web, builtin["greedy"], builtin["random"]][:players], game=game)
 
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
 
     assert_finished_by_the_rules(match)
     web_moves = Move.objects.filter(match=match, seat=0).count()
@@ -199,7 +200,7 @@ def test_http_bot_is_asked_with_its_view_and_legal_moves_signed(
     web = http_bot_record(url)
     match = new_match(user, [web, builtin["random"]], time_limit=3.0)
 
-    services.bot_turns_play(match_id=match.pk, max_moves=4)
+    driver.bot_turns_play(match_id=match.pk, max_moves=4)
 
     first = server.requests[0]["body"]
     assert first["type"] == "move"
@@ -219,7 +220,7 @@ def test_signature_with_a_wrong_secret_makes_the_kit_bot_refuse_and_forfeit(
     web = http_bot_record(url)
     match = new_match(user, [web, builtin["random"]], time_limit=TIME_LIMIT)
 
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
 
     match.refresh_from_db()
     assert (match.end_reason, match.forfeit_reason) == ("http_status", "HTTP 401")
@@ -244,6 +245,10 @@ def answer_10_mib(handler, request) -> None:
     reply(handler, b'{"move": "' + b"x" * (10 * 1024 * 1024) + b'"}')
 
 
+def answer_nested_30000_deep(handler, request) -> None:
+    reply(handler, b'{"move": ' + b"[" * 30_000 + b"]" * 30_000 + b"}")
+
+
 def answer_500(handler, request) -> None:
     reply(handler, b'{"error": "boom"}', status=500)
 
@@ -261,6 +266,7 @@ HOSTILE = [
     (sleep_past_deadline, "timeout"),
     (answer_illegal, "illegal_move"),
     (answer_malformed_json, "malformed_response"),
+    (answer_nested_30000_deep, "malformed_response"),
     (answer_10_mib, "response_too_large"),
     (answer_500, "http_status"),
     (redirect, "redirect"),
@@ -281,7 +287,7 @@ def test_hostile_http_bot_forfeits_with_the_reason_recorded_on_the_match(
     match = new_match(user, players, game=game, time_limit=TIME_LIMIT)
 
     started = time.monotonic()
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
     took = time.monotonic() - started
 
     match.refresh_from_db()
@@ -307,7 +313,7 @@ def test_forfeit_details_say_what_the_bot_did_wrong(user, builtin, http_bot, htt
         url, _server = http_bot(behaviour)
         web = http_bot_record(url, name=f"bad-{behaviour.__name__}".replace("_", "-"))
         match = new_match(user, [web, builtin["random"]], time_limit=TIME_LIMIT)
-        services.bot_turns_play(match_id=match.pk)
+        driver.bot_turns_play(match_id=match.pk)
         match.refresh_from_db()
         details[behaviour.__name__] = match.forfeit_reason
 
@@ -326,7 +332,7 @@ def test_bot_is_unhealthy_after_consecutive_forfeits_and_a_good_move_heals_it(
 
     for expected_failures in (1, 2, 3):
         match = new_match(user, [web, builtin["random"]], time_limit=TIME_LIMIT)
-        services.bot_turns_play(match_id=match.pk)
+        driver.bot_turns_play(match_id=match.pk)
         web.refresh_from_db()
         assert web.consecutive_failures == expected_failures
         assert web.healthy is (expected_failures < 3)
@@ -340,7 +346,7 @@ def test_bot_is_unhealthy_after_consecutive_forfeits_and_a_good_move_heals_it(
     )
     match = new_match(user, [web, builtin["random"]])
     play_until_seat_to_move(match, 0)
-    services.bot_turns_play(match_id=match.pk, max_moves=1)
+    driver.bot_turns_play(match_id=match.pk, max_moves=1)
     web.refresh_from_db()
     assert (web.healthy, web.consecutive_failures) == (True, 0)
 
@@ -352,7 +358,7 @@ def play_until_seat_to_move(match: Match, seat: int) -> None:
     """Let the built-in bots move until ``seat`` is to move (never asking that seat)."""
     match.refresh_from_db()
     while match.to_move != seat:
-        assert services.bot_turns_play(match_id=match.pk, max_moves=1) == 1
+        assert driver.bot_turns_play(match_id=match.pk, max_moves=1) == 1
         match.refresh_from_db()
 
 
@@ -369,7 +375,7 @@ def test_claimed_turn_is_not_asked_twice(user, builtin, http_bot, http_bot_recor
         expires_at=timezone.now() + timedelta(seconds=60),
     )
 
-    assert services.bot_turns_play(match_id=match.pk) == 0
+    assert driver.bot_turns_play(match_id=match.pk) == 0
     assert server.requests == []
     match.refresh_from_db()
     assert match.status == Match.Status.ACTIVE
@@ -388,7 +394,7 @@ def test_lapsed_claim_is_taken_over(user, builtin, http_bot, http_bot_record):
         expires_at=timezone.now() - timedelta(seconds=1),
     )
 
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
 
     match.refresh_from_db()
     assert match.end_reason == "http_status"
@@ -400,7 +406,7 @@ def test_match_is_let_go_when_the_driver_stops(user, user_factory, builtin):
         creator=user,
         game="durak",
         players=2,
-        seats=[{"bot": builtin["greedy"]}, {"user": user_factory()}],
+        seats=[SeatHolder(bot=builtin["greedy"]), SeatHolder(user=user_factory())],
         move_time_limit=60,
     )
     match.refresh_from_db()
@@ -408,30 +414,35 @@ def test_match_is_let_go_when_the_driver_stops(user, user_factory, builtin):
         state = match_state(match)
         match_move_submit(match_id=match.pk, seat=1, ply=0, move=state.legal_moves()[0])
 
-    assert services.bot_turns_play(match_id=match.pk) >= 1
+    assert driver.bot_turns_play(match_id=match.pk) >= 1
 
     match.refresh_from_db()
     assert (match.status, match.to_move) == (Match.Status.ACTIVE, 1)
     assert not BotTurnLease.objects.filter(match_id=match.pk).exists()
 
 
-def test_turn_whose_deadline_passed_is_forfeited_on_time_without_asking_the_bot(
+def test_turn_sent_after_its_deadline_gives_the_bot_its_whole_time_and_counts_the_delay(
     user, builtin, http_bot, http_bot_record
 ):
-    url, server = http_bot(answer_500)
+    def first_legal_move(handler, request) -> None:
+        reply(handler, json.dumps({"move": request["body"]["legal_moves"][0]}).encode())
+
+    url, server = http_bot(first_legal_move)
     web = http_bot_record(url)
     match = new_match(user, [builtin["random"], web], time_limit=60)
     play_until_seat_to_move(match, 1)
-    # The worker that should ask the bot comes after the move's deadline.
+    ply = Match.objects.get(pk=match.pk).ply
+    # The arena comes to ask the bot after the move's deadline (a worker was busy): the
+    # delay is the arena's, and the bot still has its whole limit from the send.
     Match.objects.filter(pk=match.pk).update(deadline_at=timezone.now() - timedelta(seconds=5))
 
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk, max_moves=1)
 
     match.refresh_from_db()
-    assert (match.end_reason, match.forfeit_seat) == ("timeout", 1)
-    assert server.requests == []
-    web.refresh_from_db()
-    assert web.consecutive_failures == 0
+    assert match.forfeit_seat is None and match.ply == ply + 1
+    assert server.requests[0]["body"]["time_limit_ms"] == 60_000
+    move = Move.objects.get(match=match, ply=ply)
+    assert move.queued_at <= move.sent_at <= move.received_at
 
 
 def overdue(match: Match) -> None:
@@ -444,7 +455,7 @@ def test_built_in_bots_resumed_after_their_deadline_play_on(user, builtin):
     match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
     overdue(match)
 
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
 
     assert_finished_by_the_rules(match)
 
@@ -452,7 +463,7 @@ def test_built_in_bots_resumed_after_their_deadline_play_on(user, builtin):
 def test_sweep_gives_an_overdue_built_in_turn_to_the_driver_instead_of_forfeiting(
     user, builtin, celery_eager, django_capture_on_commit_callbacks
 ):
-    from games.services import matches_overdue_forfeit
+    from games.clock import matches_overdue_forfeit
 
     match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
     overdue(match)
@@ -460,7 +471,7 @@ def test_sweep_gives_an_overdue_built_in_turn_to_the_driver_instead_of_forfeitin
     with django_capture_on_commit_callbacks(execute=True) as sent:
         forfeited = matches_overdue_forfeit()
 
-    assert forfeited == [] and len(sent) == 1
+    assert forfeited == [] and sent  # the turn, handed to the driver after commit
     assert_finished_by_the_rules(match)
 
 
@@ -468,7 +479,7 @@ def test_deadline_watch_gives_an_overdue_built_in_turn_to_the_driver_and_looks_a
     user, builtin, monkeypatch, django_capture_on_commit_callbacks
 ):
     from games import tasks as match_tasks
-    from games.services import DEADLINE_GRACE
+    from games.clock import DEADLINE_GRACE
 
     match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
     overdue(match)
@@ -488,10 +499,10 @@ def test_deadline_watch_gives_an_overdue_built_in_turn_to_the_driver_and_looks_a
     assert (match.status, match.ply) == (Match.Status.ACTIVE, 0)
 
 
-def test_sweep_leaves_an_overdue_http_bot_turn_to_the_driver_which_forfeits_it_unasked(
+def test_sweep_leaves_an_overdue_http_bot_turn_to_the_driver_which_asks_the_bot(
     user, builtin, http_bot, http_bot_record, celery_eager, django_capture_on_commit_callbacks
 ):
-    from games.services import matches_overdue_forfeit
+    from games.clock import matches_overdue_forfeit
 
     url, server = http_bot(answer_500)
     web = http_bot_record(url)
@@ -502,27 +513,30 @@ def test_sweep_leaves_an_overdue_http_bot_turn_to_the_driver_which_forfeits_it_u
     with django_capture_on_commit_callbacks(execute=True):
         assert matches_overdue_forfeit() == []
 
+    # Not forfeited on time for the arena's lateness: the bot was asked, and its own fault
+    # (an HTTP 500) is what it loses for.
     match.refresh_from_db()
-    assert (match.end_reason, match.forfeit_seat) == ("timeout", 1)
-    assert server.requests == []
+    assert (match.end_reason, match.forfeit_seat) == ("http_status", 1)
+    assert len(server.requests) == 1
     web.refresh_from_db()
-    assert web.consecutive_failures == 0
+    assert web.consecutive_failures == 1
 
 
 def test_driver_sends_no_turn_notice_for_the_moves_it_plays_itself(
     user, builtin, kit_http_bot, http_bot_record, transactional_db, monkeypatch
 ):
+    from bots import tasks as bot_tasks
     from games import tasks as match_tasks
 
     notices = []
-    monkeypatch.setattr(match_tasks.match_turn_started, "delay", lambda *a: notices.append(a))
+    monkeypatch.setattr(bot_tasks.match_turn_started, "delay", lambda *a: notices.append(a))
     monkeypatch.setattr(match_tasks.enforce_move_deadline, "apply_async", lambda *a, **k: None)
     url, _server = kit_http_bot(SECRET, load_strategy("greedy", seed=1))
     web = http_bot_record(url)
     match = new_match(user, [builtin["random"], web])
     started = list(notices)
 
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
 
     assert_finished_by_the_rules(match)
     assert Move.objects.filter(match=match, seat=1).exists()
@@ -542,13 +556,13 @@ def test_driver_started_again_while_it_plays_returns_at_once_without_a_query(
         # What a turn notice run eagerly in this thread would do while the driver plays (a
         # person's move's commit in development, with CELERY_TASK_ALWAYS_EAGER).
         with CaptureQueriesContext(connection) as queries:
-            inner.append(services.bot_turns_play(match_id=match_id))
+            inner.append(driver.bot_turns_play(match_id=match_id))
         inner.append(len(queries.captured_queries))
         return append(match_id=match_id, ply=ply, moves=moves)
 
     monkeypatch.setattr(match_services, "match_moves_append", start_again_then_append)
 
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
 
     assert_finished_by_the_rules(match)
     assert inner and set(inner) == {0}
@@ -571,7 +585,7 @@ def test_sleeping_bot_does_not_hold_up_another_match(
 
     def drive(match: Match) -> None:
         try:
-            services.bot_turns_play(match_id=match.pk)
+            driver.bot_turns_play(match_id=match.pk)
             ended_at[match.pk] = time.monotonic()
         finally:
             connection.close()
@@ -604,7 +618,7 @@ def test_forfeit_shows_in_the_match_archive_and_replay(
     url, _server = http_bot(answer_500)
     web = http_bot_record(url)
     match = new_match(user, [web, builtin["random"]], time_limit=TIME_LIMIT)
-    services.bot_turns_play(match_id=match.pk)
+    driver.bot_turns_play(match_id=match.pk)
 
     detail = api_client.get(f"/api/v1/matches/{match.pk}/").json()
     listed = api_client.get("/api/v1/matches/?bot=webbot&end_reason=http_status").json()

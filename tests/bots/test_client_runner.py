@@ -10,6 +10,7 @@ from bots import services
 from bots.kit.client import ClientBot
 from bots.kit.serve import load_strategy
 from games.models import Match, Move
+from games.seating import SeatHolder
 from games.selectors import match_verification
 from games.services import match_create
 
@@ -21,13 +22,14 @@ def seat_client_bot(user, game: str, players: int, count: int = 1):
     bot, token = services.bot_register(
         owner=user, name="clienty", kind="client", games=["durak", "volynshchik"]
     )
-    opponents = [{"bot": builtin["greedy"]}, {"bot": builtin["random"]}][: players - 1]
+    opponents = [SeatHolder(bot=builtin["greedy"]), SeatHolder(bot=builtin["random"])]
+    opponents = opponents[: players - 1]
     matches = [
         match_create(
             creator=user,
             game=game,
             players=players,
-            seats=[{"bot": bot}, *opponents],
+            seats=[SeatHolder(bot=bot), *opponents],
             move_time_limit=30,
         )
         for _ in range(count)

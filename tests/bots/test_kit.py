@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from bots.caller import BotCaller
 from bots.kit import BotServer, ReplayGuard, make_server
 from bots.kit import serve as serve_command
-from bots.protocol import BotCaller, Fault, build_ping, build_request, signed_headers
+from bots.protocol import Fault, build_ping, build_request, signed_headers
 from games.engine import load_game
 
 SECRET = "kit-secret"

@@ -23,11 +23,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from bots.caller import BotCaller
 from bots.protocol import (
     MAX_RESPONSE_BYTES,
     PROTOCOL_VERSION,
     BadSignature,
-    BotCaller,
     Fault,
     build_ping,
     build_request,
@@ -419,7 +419,11 @@ def test_hostile_bot_forfeits_within_the_time_limit(bot_server, caller, position
         b"[]",
         b'{"mv": {"type": "take"}}',
         b'{"move": "take"}',
+        # Nested past any parser's stack, well within the size limit.
+        b'{"move": ' + b"[" * 30_000 + b"]" * 30_000 + b"}",
+        b'{"move": {"cards": ' + b"[" * 900 + b"]" * 900 + b"}}",
     ],
+    ids=["cut", "text", "bytes", "list", "no-move", "string", "nested-30000", "cards-900"],
 )
 def test_malformed_answer_forfeits(bot_server, caller, position, content):
     url, _seen = bot_server(lambda handler, request: reply(handler, content))
@@ -439,6 +443,36 @@ def test_response_limit_is_64_kib(bot_server, caller, position):
     assert call(caller, url, position).fault == Fault.ILLEGAL_MOVE
     url, _seen = bot_server(lambda handler, request: reply(handler, exactly + b" "))
     assert call(caller, url, position).fault == Fault.RESPONSE_TOO_LARGE
+
+
+def test_bytes_one_bot_sends_after_its_answer_never_become_another_bots_answer(
+    bot_server, caller, position
+):
+    """Two owners' bots behind one host and port: ``/m`` writes a second response a moment
+    after its answer, on the connection the arena kept alive."""
+    legal = position.legal_moves()
+    mine, theirs = legal[0], legal[-1]
+
+    def behaviour(handler: BaseHTTPRequestHandler, request: dict) -> None:
+        if request["path"] == "/m":
+            reply(handler, json.dumps({"move": mine}).encode())
+            time.sleep(0.2)
+            stale = json.dumps({"move": mine}).encode()
+            handler.wfile.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n%s" % (len(stale), stale)
+            )
+        else:
+            reply(handler, json.dumps({"move": theirs}).encode())
+
+    url, seen = bot_server(behaviour)
+    base = url.removesuffix("/move")
+    assert caller.request_move(base + "/m", SECRET, move_request(position), 2.0).move == mine
+
+    answer = caller.request_move(base + "/v", "other-secret", move_request(position), 2.0)
+
+    assert answer.move == theirs, answer
+    assert [r["path"] for r in seen.requests] == ["/m", "/v"]
 
 
 # -- connection errors and the one retry --------------------------------------------------

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 import pytest
 
-from bots.protocol import BotCaller, Fault
+from bots.caller import BotCaller
+from bots.protocol import Fault
 from bots.urlsafety import (
     UnsafeBotURL,
     address_problem,

@@ -1,6 +1,6 @@
 """Durak rules 1-8 and 10, the endless-deal draw and the move vocabulary, one test per rule.
 
-Every expected value here is worked out by hand from ../shared/RULES.md, never read back
+Every expected value here is worked out by hand from docs/rules.md, never read back
 from the engine. Decks are built explicitly: `build_deck` lays out the hands each seat
 should receive, the face-up trump card and the talon order.
 """
@@ -99,7 +99,7 @@ def expected_attacks(cards, limit):
 
 
 def covers(a, b, trump):
-    """Return whether card `b` covers card `a` (RULES.md, "Cover")."""
+    """Return whether card `b` covers card `a` (docs/rules.md, "Cover")."""
     if a[1] == b[1]:
         return RANKS.index(b[0]) > RANKS.index(a[0])
     return b[1] == trump

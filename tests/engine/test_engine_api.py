@@ -147,7 +147,7 @@ def test_a_view_of_a_seat_out_of_range_is_refused():
 
 
 def cycle_position() -> VolynshchikState:
-    """Return RULES.md's endless Volynshchik position (5 players, seats 0, 2, 3 out)."""
+    """Return docs/rules.md's endless Volynshchik position (5 players, seats 0, 2, 3 out)."""
     game = load_game("volynshchik", players=5)
     reserves = tuple(CARD_INDEX[c] for c in ["AS", "7C", "AD", "AH", "8C"])
     hands = (0, mask_of(["TD"]), 0, 0, mask_of(["7H", "9S", "JH"]))

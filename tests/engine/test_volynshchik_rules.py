@@ -1,6 +1,6 @@
-"""Volynshchik as RULES.md states it, one rule (or sub-rule) per test, on hand-built decks.
+"""Volynshchik as docs/rules.md states it, one rule (or sub-rule) per test, on hand-built decks.
 
-Every expected value here was worked out by hand from RULES.md ("Common ground",
+Every expected value here was worked out by hand from docs/rules.md ("Common ground",
 "Volynshchik", "Move vocabulary"); none is read back from the engine. The fivefold
 repetition draw is tested elsewhere.
 """
@@ -53,7 +53,7 @@ def deal(players: int, dealer: int, hands: dict, reserves: dict):
 
 
 def mv(text: str) -> dict:
-    """Turn "lead QS", "cover KS", "take" or "declare" into RULES.md's JSON move."""
+    """Turn "lead QS", "cover KS", "take" or "declare" into docs/rules.md's JSON move."""
     kind, _, card = text.partition(" ")
     assert kind in {"lead", "cover", "take", "declare"}
     return {"type": kind, "card": card} if card else {"type": kind}

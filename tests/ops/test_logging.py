@@ -70,8 +70,8 @@ def test_a_request_about_no_match_logs_no_match_id(api_client, json_lines):
 
 
 def test_a_task_with_a_match_id_argument_is_about_that_match():
-    from bots.tasks import play_bot_turns
-    from games.tasks import enforce_move_deadline, match_turn_started
+    from bots.tasks import match_turn_started, play_bot_turns
+    from games.tasks import enforce_move_deadline
     from tournaments.tasks import ladder_tick
 
     assert _match_id_argument(play_bot_turns, (12,), {}) == 12

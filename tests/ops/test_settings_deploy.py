@@ -118,7 +118,7 @@ def test_production_process_logs_one_json_object_per_line(tmp_path):
 
 def test_redis_visibility_timeout_outlasts_every_task_and_deadline_watch(tmp_path):
     from cardserver.celery import app
-    from games.services import DEADLINE_WATCH_MAX_WAIT
+    from games.clock import DEADLINE_WATCH_MAX_WAIT
 
     loaded = load_settings(tmp_path, CELERY_BROKER_URL="redis://127.0.0.1:6379/0")
     visibility_timeout = loaded["CELERY_BROKER_TRANSPORT_OPTIONS"]["visibility_timeout"]

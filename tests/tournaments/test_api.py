@@ -3,16 +3,9 @@
 import pytest
 
 from tournaments.models import Tournament
-from tournaments.services import ratings_apply_pending, ratings_fit
+from tournaments.ratings import ratings_apply_pending, ratings_fit
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def quiet_turns(monkeypatch):
-    import games.services
-
-    monkeypatch.setattr(games.services, "_send_turn_started", lambda match_id, ply: None)
 
 
 @pytest.fixture

@@ -7,14 +7,14 @@ from django.db import connection
 
 from games.models import Match
 from tournaments.models import RatedMatch, Rating, RatingChange, RatingFit
-from tournaments.selectors import bot_rating_history, leaderboard
-from tournaments.services import (
+from tournaments.ratings import (
     rated_matches_pending,
     ratings_apply_match,
     ratings_apply_pending,
     ratings_fit,
     ratings_recompute,
 )
+from tournaments.selectors import bot_rating_history, leaderboard
 
 pytestmark = pytest.mark.django_db
 
@@ -109,7 +109,8 @@ def test_pools_are_separate(bot_factory, finished_match):
 
     assert ratings_apply_pending() == 3
 
-    assert {r.pool for r in Rating.objects.filter(bot=a)} == {"durak-2p", "durak-3p", "volynshchik"}
+    pools = {r.pool for r in Rating.objects.filter(bot=a)}
+    assert pools == {"durak-2p", "durak-3p", "volynshchik-3p"}
     assert elo_of(a) == 1508.0
 
 

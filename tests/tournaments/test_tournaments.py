@@ -4,11 +4,11 @@ import pytest
 
 from games.models import Match
 from tournaments.models import RatedMatch, RatingChange, Tournament, TournamentMatch
+from tournaments.ratings import ratings_recompute
 from tournaments.selectors import tournament_standings
 from tournaments.services import (
     TournamentError,
     inline_play,
-    ratings_recompute,
     tournament_cancel,
     tournament_create,
     tournament_match_play,
@@ -17,14 +17,6 @@ from tournaments.services import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def quiet_turns(monkeypatch):
-    """Send no per-turn Celery messages: the tournament task plays the match itself."""
-    import games.services
-
-    monkeypatch.setattr(games.services, "_send_turn_started", lambda match_id, ply: None)
 
 
 def create(bots, **options):
@@ -113,11 +105,11 @@ def test_playing_a_match_again_changes_nothing(bot_factory, quiet_turns):
 def test_a_match_interrupted_mid_play_resumes_from_its_move_log(
     bot_factory, quiet_turns, monkeypatch
 ):
-    import bots.services
+    import bots.driver
 
     tournament = create([bot_factory(), bot_factory()])
     tm = TournamentMatch.objects.filter(tournament=tournament).first()
-    real = bots.services.bot_turns_play
+    real = bots.driver.bot_turns_play
 
     def dies_after_five_moves(*, match_id, max_moves=None):
         real(match_id=match_id, max_moves=5)
@@ -125,14 +117,14 @@ def test_a_match_interrupted_mid_play_resumes_from_its_move_log(
 
     with inline_play():
         tournament_start(tournament_id=tournament.pk)
-    monkeypatch.setattr(bots.services, "bot_turns_play", dies_after_five_moves)
+    monkeypatch.setattr(bots.driver, "bot_turns_play", dies_after_five_moves)
     with pytest.raises(SystemExit):
         tournament_match_play(tournament_match_id=tm.pk)
     tm.refresh_from_db()
     assert (tm.status, tm.attempts, tm.match.ply) == ("running", 1, 5)
     first_moves = list(tm.match.moves.order_by("ply").values_list("move", flat=True))
 
-    monkeypatch.setattr(bots.services, "bot_turns_play", real)
+    monkeypatch.setattr(bots.driver, "bot_turns_play", real)
     with inline_play():
         assert tournament_match_play(tournament_match_id=tm.pk) == "finished"
 

@@ -287,13 +287,17 @@ def test_play_a_three_player_volynshchik_deal_against_random(page, user_factory,
 
 def test_spectators_follow_a_match_in_play_without_seeing_hands(page, user_factory):
     from bots.services import builtin_bots_ensure
+    from games.seating import SeatHolder
     from games.selectors import match_state
     from games.services import match_create, match_move_submit
 
     random_bot = next(bot for bot in builtin_bots_ensure() if bot.name == "random")
     person = user_factory(username="watched")
     match = match_create(
-        creator=person, game="durak", players=2, seats=[{"user": person}, {"bot": random_bot}]
+        creator=person,
+        game="durak",
+        players=2,
+        seats=[SeatHolder(user=person), SeatHolder(bot=random_bot)],
     )
     match.refresh_from_db()
     assert match.to_move == 0  # the bot moved at once if it attacks first

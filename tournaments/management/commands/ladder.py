@@ -39,11 +39,15 @@ class Command(BaseCommand):
                     every=every, period=IntervalSchedule.SECONDS
                 )
                 task.crontab = task.solar = task.clocked = None
+                # A tick still queued when the next is due is dropped: behind a busy
+                # worker, ticks would otherwise pile up in the broker without end.
+                task.expire_seconds = every
+                task.expires = None
             task.save()
         schedule = task.interval or task.crontab or task.solar or task.clocked
         self.stdout.write(f"ladder {'on' if task.enabled else 'off'}, every {schedule}")
         if tick and task.enabled:
-            from tournaments.services import ladder_tick
+            from tournaments.ladder import ladder_tick
 
             started = ladder_tick()
             self.stdout.write(f"started ladder matches: {started or 'none'}")

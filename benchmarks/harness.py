@@ -1,0 +1,190 @@
+"""The scratch set-up the benchmarks share: a database, a broker queue, Django, servers.
+
+(The ops tests, which start servers of their own too, use its process helpers.)
+
+A benchmark runs in a process of its own and must leave nothing behind on a machine that
+others share: ``scratch_database`` creates a PostgreSQL database (or an SQLite file) and
+drops it at the end, whatever happens; ``broker_queue`` gives the Celery messages a queue
+on Redis that no other worker reads, emptied before and after (another database on the
+same Redis is never touched); ``environment`` is what Django, gunicorn and Celery workers
+need to run on them; ``django_setup`` configures this process with it; ``start`` and
+``stop_process_group`` run a server or a worker as a process group that is always
+stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+POSTGRES = "postgres://postgres@127.0.0.1:5432"
+REDIS = "redis://127.0.0.1:6379"
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that nothing listens on (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass(frozen=True, slots=True)
+class Database:
+    name: str
+    url: str
+
+
+@contextmanager
+def scratch_database(server: str = POSTGRES, *, sqlite: bool = False) -> Iterator[Database]:
+    """Create an empty database on ``server`` (or an SQLite file); drop it at the end."""
+    name = f"cardserver_bench_{uuid.uuid4().hex[:8]}"
+    if sqlite:
+        with tempfile.TemporaryDirectory() as folder:
+            try:
+                yield Database(name, f"sqlite:///{folder}/{name}.sqlite3")
+            finally:
+                _django_disconnect()
+        return
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield Database(name, f"{server}/{name}")
+    finally:
+        _django_disconnect()
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+            # FORCE: a server or worker that did not stop in time must not keep it.
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _django_disconnect() -> None:
+    # This process's own Django connection (when it set Django up) must let go first.
+    if "django.db" in sys.modules:
+        from django.db import connections
+
+        connections.close_all()
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    """Where Celery messages go: a Redis URL and a queue, or the embedded broker."""
+
+    url: str | None
+    queue: str
+
+    def empty(self, *, forget: bool = False) -> None:
+        """Drop the messages waiting in the queue; with ``forget``, its routing as well."""
+        if self.url is not None:
+            import redis
+
+            # The binding must stay while this process may still send: kombu declares it
+            # once per process, and a message to an unbound queue is lost.
+            keys = [self.queue, f"_kombu.binding.{self.queue}"] if forget else [self.queue]
+            redis.Redis.from_url(self.url).delete(*keys)
+
+
+@contextmanager
+def broker_queue(url: str | None, *, required: bool = False) -> Iterator[Broker]:
+    """Yield a broker queue of this run's own on Redis at ``url``, emptied before and after.
+
+    When Redis does not answer there, the messages go to the embedded broker instead,
+    unless ``required``.
+    """
+    if url is not None and not _redis_answers(url):
+        if required:
+            sys.exit(f"Redis does not answer at {url}")
+        url = None
+    broker = Broker(url, f"bench-{uuid.uuid4().hex[:8]}")
+    broker.empty()
+    try:
+        yield broker
+    finally:
+        broker.empty(forget=True)
+
+
+def _redis_answers(url: str) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_timeout=0.5).ping())
+    except (redis.RedisError, OSError):
+        return False
+
+
+def environment(*, database: Database, broker: Broker | None = None, var_dir: Path) -> dict:
+    """Return the environment variables of a Django process on the scratch set-up."""
+    env = {
+        "DJANGO_SETTINGS_MODULE": "cardserver.settings",
+        "DATABASE_URL": database.url,
+        "CARDSERVER_VAR_DIR": str(var_dir),
+        "LOG_LEVEL": "WARNING",
+    }
+    if broker is not None and broker.url is not None:
+        # A queue of its own: another worker on the same Redis must not take its tasks.
+        env |= {"CELERY_BROKER_URL": broker.url, "CELERY_TASK_DEFAULT_QUEUE": broker.queue}
+    return env
+
+
+def django_setup(env: Mapping[str, str]) -> None:
+    """Set Django up in this process on the scratch set-up and migrate its database."""
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def start(command: list[str], *, env: Mapping[str, str], log: Path | None = None):
+    """Start ``command`` (``python -m ...`` in the project) as a process group of its own."""
+    return subprocess.Popen(
+        command,
+        cwd=BASE_DIR,
+        env={**os.environ, **env},
+        stdout=open(log, "ab") if log else subprocess.DEVNULL,  # noqa: SIM115
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop_process_group(process: subprocess.Popen, timeout: float = 30) -> None:
+    """Stop a process started with ``start_new_session=True`` and its group: SIGTERM, then
+    SIGKILL if it has not ended within ``timeout`` seconds."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def celery_worker(*, node: str, pool: str = "prefork", concurrency: int = 1) -> list[str]:
+    """Return the command of a Celery worker of the project, named ``node`` (``name@host``)."""
+    return [
+        sys.executable, "-m", "celery", "-A", "cardserver", "worker", f"--pool={pool}",
+        f"--concurrency={concurrency}", "--without-mingle", "--without-gossip", "-n", node,
+        "--loglevel=WARNING",
+    ]  # fmt: skip
+
+
+def wait_until(predicate: Callable[[], bool], *, timeout: float, what: str) -> None:
+    """Wait until ``predicate()`` is true; raise TimeoutError naming ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.1)

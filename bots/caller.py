@@ -1,0 +1,422 @@
+"""The bot caller: one POST to a bot, within its time, through checked connections only.
+
+``BotCaller.request_move`` makes one call and returns a ``BotAnswer`` (``bots.protocol``):
+the move, or a fault whose reason (``Fault``) the matches layer stores when the bot
+forfeits. Every new connection goes through ``bots.urlsafety`` (resolve, refuse, connect to
+the very addresses checked); redirects are never followed; the answer is read up to the
+size limit and by the call's deadline.
+
+Pure Python, no Django: settings come in as arguments. The bot kit does not import this
+module (it needs only ``bots.protocol``'s signatures), so it runs without httpx.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import ssl
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+import httpcore
+import httpx
+
+from bots.protocol import (
+    DEFAULT_TIME_LIMIT,
+    MAX_RESPONSE_BYTES,
+    USER_AGENT,
+    BotAnswer,
+    Fault,
+    build_ping,
+    check_move,
+    signed_headers,
+)
+from bots.urlsafety import UnsafeBotURL, parse_bot_url, resolve_host
+
+
+class _Refused(Exception):
+    """A fault found while reading an answer; ``BotCaller`` turns it into a BotAnswer."""
+
+    def __init__(self, fault: Fault, detail: str) -> None:
+        super().__init__(detail)
+        self.fault = fault
+        self.detail = detail
+
+
+# -- the call -------------------------------------------------------------------------
+
+# The monotonic time by which the current call must end. The network backend below
+# shortens every connect, read and write to it, so that a bot trickling its answer a byte
+# at a time cannot stretch the call past the deadline (httpx's timeouts are per
+# operation). A context variable, because the pooled streams are shared between calls.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "bot_call_deadline", default=None
+)
+
+
+class BotCaller:
+    """Call bots over keep-alive connections; one caller per process is enough.
+
+    ``allow_private`` comes from the ``BOTS_ALLOW_PRIVATE_URLS`` setting: when False,
+    every new connection first resolves the host, refuses it if any address is not
+    globally routable, and connects only to the addresses checked. Redirects are never
+    followed, and proxies from the environment are ignored. ``verify_tls`` is True (the
+    certifi CAs), False, or an SSL context (a private CA, in tests).
+
+    Each bot (its URL and secret) has connections of its own, never lent to another bot:
+    two bots behind one host and port, one of which writes bytes after its answer, must
+    not have those bytes read as the other's answer. A kept-alive connection with bytes
+    waiting on it is closed, not reused (httpcore checks it before reuse). Thread-safe:
+    the I/O pool's threads share one caller.
+    """
+
+    def __init__(
+        self,
+        *,
+        allow_private: bool,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        keepalive_per_bot: int = 4,
+        keepalive_expiry: float = 30.0,
+        max_bots: int = 4096,
+        verify_tls: bool | ssl.SSLContext = True,
+    ) -> None:
+        self.allow_private = allow_private
+        self.max_response_bytes = max_response_bytes
+        self._keepalive_per_bot = keepalive_per_bot
+        self._keepalive_expiry = keepalive_expiry
+        self._max_bots = max_bots
+        # One SSL context for every bot: building one loads the CA bundle (milliseconds
+        # and a few hundred kilobytes each).
+        self._ssl_context = (
+            verify_tls
+            if isinstance(verify_tls, ssl.SSLContext)
+            else httpx.create_ssl_context(verify=verify_tls, trust_env=False)
+        )
+        self._backend = _CheckedBackend(allow_private=allow_private)
+        self._clients: OrderedDict[tuple[str, str], httpx.Client] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _client_for(self, url: str, secret: str) -> httpx.Client:
+        """Return the bot's own client (its connection pool), made on first use."""
+        key = (url, secret)
+        with self._lock:
+            client = self._clients.get(key)
+            if client is not None:
+                self._clients.move_to_end(key)
+                return client
+            client = self._clients[key] = self._client_new()
+            if len(self._clients) > self._max_bots:
+                # The least recently called bot's idle connections go; one of its calls
+                # still running keeps its connection until it ends.
+                self._clients.popitem(last=False)
+            return client
+
+    def _client_new(self) -> httpx.Client:
+        transport = httpx.HTTPTransport(verify=self._ssl_context, trust_env=False)
+        # httpx 0.28 offers no argument for a network backend, so the pool is rebuilt with
+        # the same settings and the checking backend (pyproject pins httpx below 0.29). No
+        # limit on connections at once: a bot in many matches is called for each at once,
+        # and a call waiting for a free connection would spend the bot's time.
+        transport._pool = httpcore.ConnectionPool(
+            ssl_context=self._ssl_context,
+            max_connections=None,
+            max_keepalive_connections=self._keepalive_per_bot,
+            keepalive_expiry=self._keepalive_expiry,
+            network_backend=self._backend,
+        )
+        return httpx.Client(
+            transport=transport,
+            follow_redirects=False,
+            trust_env=False,
+            headers={
+                "User-Agent": USER_AGENT,
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                # A compressed answer could unpack far past the size limit.
+                "Accept-Encoding": "identity",
+            },
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            clients = list(self._clients.values())
+            self._clients.clear()
+        for client in clients:
+            client.close()
+
+    def __enter__(self) -> BotCaller:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def request_move(
+        self, url: str, secret: str, payload: Mapping[str, Any], time_limit: float
+    ) -> BotAnswer:
+        """POST ``payload`` (from ``build_request``) to ``url`` and return the bot's answer.
+
+        The whole call, connection and retry included, ends within ``time_limit``
+        seconds. When the payload lists ``legal_moves``, a move that is not one of them is
+        an ``illegal_move`` fault; a legal move comes back as the engine wrote it.
+        """
+        started = time.monotonic()
+        try:
+            data = self._call(url, secret, payload, time_limit)
+            move = _read_move(data, payload.get("legal_moves"))
+        except _Refused as refused:
+            return BotAnswer(
+                fault=refused.fault, detail=refused.detail, elapsed=time.monotonic() - started
+            )
+        except RecursionError:
+            # JSON nested thousands deep (well within the size limit) exhausts the stack
+            # of the parser, or of the move check and quoting after it: the bot's fault.
+            return BotAnswer(
+                fault=Fault.MALFORMED_RESPONSE,
+                detail="the answer is nested too deeply",
+                elapsed=time.monotonic() - started,
+            )
+        return BotAnswer(move=move, elapsed=time.monotonic() - started)
+
+    def ping(self, url: str, secret: str, time_limit: float = DEFAULT_TIME_LIMIT) -> BotAnswer:
+        """Send a health check; the answer is ok when the bot says ``{"pong": true}``."""
+        started = time.monotonic()
+        try:
+            data = self._call(url, secret, build_ping(), time_limit)
+            if data.get("pong") is not True:
+                raise _Refused(Fault.MALFORMED_RESPONSE, 'a ping is answered {"pong": true}')
+        except _Refused as refused:
+            return BotAnswer(
+                fault=refused.fault, detail=refused.detail, elapsed=time.monotonic() - started
+            )
+        version = data.get("version")
+        return BotAnswer(
+            elapsed=time.monotonic() - started,
+            version=version[:40] if isinstance(version, str) else "",
+        )
+
+    def _call(self, url: str, secret: str, payload: Mapping[str, Any], time_limit: float) -> dict:
+        """Return the bot's JSON object; raise _Refused with the fault otherwise."""
+        if time_limit <= 0:
+            raise ValueError("time_limit must be positive")
+        try:
+            parse_bot_url(url)
+        except UnsafeBotURL as exc:
+            raise _Refused(Fault.UNSAFE_URL, exc.reason) from None
+        body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+        headers = signed_headers(secret, body)
+        client = self._client_for(url, secret)
+        deadline = time.monotonic() + time_limit
+        token = _DEADLINE.set(deadline)
+        try:
+            return self._send_with_retry(client, url, body, headers, deadline)
+        finally:
+            _DEADLINE.reset(token)
+
+    def _send_with_retry(
+        self,
+        client: httpx.Client,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        deadline: float,
+    ) -> dict:
+        # One retry, and only when no connection was made: the bot cannot have seen the
+        # request. A timeout or a bad answer is the bot's, and is never retried.
+        for attempt in (1, 2):
+            try:
+                return self._send(client, url, body, headers, deadline)
+            except httpx.ConnectError as exc:
+                if attempt == 2 or time.monotonic() >= deadline:
+                    raise _Refused(Fault.CONNECTION_ERROR, _describe(exc)) from None
+            except httpx.TimeoutException:
+                raise _Refused(Fault.TIMEOUT, "no answer within the time limit") from None
+            except httpx.TransportError as exc:
+                raise _Refused(Fault.CONNECTION_ERROR, _describe(exc)) from None
+            except httpx.InvalidURL as exc:
+                raise _Refused(Fault.UNSAFE_URL, f"not a valid URL: {exc}") from None
+            except UnsafeBotURL as exc:
+                raise _Refused(Fault.UNSAFE_URL, exc.reason) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _send(
+        self,
+        client: httpx.Client,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        deadline: float,
+    ) -> dict:
+        left = max(deadline - time.monotonic(), 0.001)
+        request = client.build_request(
+            "POST", url, content=body, headers=headers, timeout=httpx.Timeout(left)
+        )
+        response = client.send(request, stream=True)
+        try:
+            _check_status(response)
+            return _parse_answer(_read_body(response, self.max_response_bytes))
+        finally:
+            response.close()
+
+
+def _check_status(response: httpx.Response) -> None:
+    status = response.status_code
+    if 300 <= status < 400:
+        where = response.headers.get("Location", "nowhere")
+        raise _Refused(
+            Fault.REDIRECT, f"HTTP {status} to {_clip(where)}; redirects are not followed"
+        )
+    if not 200 <= status < 300:
+        raise _Refused(Fault.HTTP_STATUS, f"HTTP {status}")
+    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding != "identity":
+        raise _Refused(Fault.MALFORMED_RESPONSE, f"compressed answer ({_clip(encoding)})")
+
+
+def _read_body(response: httpx.Response, limit: int) -> bytes:
+    too_large = _Refused(Fault.RESPONSE_TOO_LARGE, f"the answer is longer than {limit} bytes")
+    length = response.headers.get("Content-Length", "")
+    if length.isdigit() and int(length) > limit:
+        raise too_large
+    chunks = []
+    size = 0
+    for chunk in response.iter_raw():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse_answer(content: bytes) -> dict:
+    try:
+        data = json.loads(content)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _Refused(
+            Fault.MALFORMED_RESPONSE, f"the answer is not JSON ({exc}): {_clip(content)}"
+        ) from None
+    if not isinstance(data, dict):
+        raise _Refused(
+            Fault.MALFORMED_RESPONSE, f"the answer is not a JSON object: {_clip(content)}"
+        )
+    return data
+
+
+def _read_move(data: dict, legal_moves: list[dict] | None) -> dict:
+    move = data.get("move")
+    if not isinstance(move, dict):
+        raise _Refused(
+            Fault.MALFORMED_RESPONSE, f'the answer must be {{"move": {{...}}}}, not {_clip(data)}'
+        )
+    if legal_moves is None:
+        return move
+    legal = check_move(move, legal_moves)
+    if legal is None:
+        raise _Refused(Fault.ILLEGAL_MOVE, f"{_clip(move)} is not one of the legal moves")
+    return legal
+
+
+def _describe(exc: Exception) -> str:
+    return _clip(str(exc) or type(exc).__name__)
+
+
+def _clip(value: object, limit: int = 120) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    if isinstance(value, bytes):
+        text = repr(value[: limit + 1])
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- the network backend --------------------------------------------------------------
+
+
+def _time_left(timeout: float | None, timeout_error: type[Exception]) -> float | None:
+    """Return ``timeout`` shortened to the current call's deadline; raise when it passed."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise timeout_error("the deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _CheckedBackend:
+    """An httpcore network backend that connects only to checked addresses, by deadline.
+
+    It resolves the host itself, refuses it through ``bots.urlsafety``, and connects to
+    the very addresses it checked: the check and the connection cannot see two
+    different DNS answers.
+    """
+
+    def __init__(self, *, allow_private: bool) -> None:
+        self._allow_private = allow_private
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> _DeadlineStream:
+        try:
+            addresses = resolve_host(
+                host,
+                port,
+                allow_private=self._allow_private,
+                timeout=_time_left(timeout, httpcore.ConnectTimeout),
+            )
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(str(exc)) from None
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from None
+        error: Exception | None = None
+        for ip, ip_port in addresses:
+            try:
+                stream = self._inner.connect_tcp(
+                    ip,
+                    ip_port,
+                    timeout=_time_left(timeout, httpcore.ConnectTimeout),
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
+            except httpcore.ConnectError as exc:
+                error = exc
+                continue
+            return _DeadlineStream(stream)
+        raise error or httpcore.ConnectError(f"{host} has no address")
+
+    def connect_unix_socket(self, path: str, timeout: Any = None, socket_options: Any = None):
+        raise httpcore.ConnectError("bots are reached over TCP only")
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+class _DeadlineStream:
+    """A network stream whose reads and writes end by the current call's deadline."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _time_left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _time_left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> _DeadlineStream:
+        left = _time_left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, left))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)

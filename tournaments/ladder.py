@@ -1,0 +1,266 @@
+"""The ladder: rated tables started among healthy, enabled bots, round the clock.
+
+Beat runs ``ladder_tick``, which chooses tables by information (``tournaments.pairing``:
+the bots whose order the results leave least certain, with a floor of exploration) and
+sends each table to a worker (``ladder_match_play``, which plays each deal between two
+transactions: see its docstring). A table is duplicate: one deck,
+dealt once in each seat rotation of its bots, so every bot holds every hand and most of
+the deck's luck cancels; the fit links the rotations. A bot that keeps forfeiting is
+paused.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from bots.driver import match_play_to_end
+from bots.models import Bot
+from games.engine.cards import shuffled_deck
+from games.models import Match, Seat
+from games.seating import SeatHolder
+from tournaments import elo
+from tournaments.models import LadderMatch, LadderPause, Rating
+from tournaments.pairing import Candidate, informative_table, seat_rotations
+from tournaments.pools import pool_of
+from tournaments.ratings import ratings_apply_match
+from tournaments.services import after_commit, matches_abort
+
+
+def ladder_tick(*, tables_per_pool: int | None = None, seed: int | None = None) -> list[int]:
+    """Start rated ladder tables among healthy, enabled bots; return their first matches.
+
+    For each table shape in ``LADDER_TABLES`` start up to ``LADDER_TABLES_PER_TICK``
+    tables while fewer than ``LADDER_MAX_ACTIVE`` ladder matches are unfinished (see
+    ``ladder_plan``). ``seed`` makes the choice of tables and seats repeatable; without
+    it the tick draws a seed of its own.
+    """
+    rng = random.Random(secrets.randbits(64) if seed is None else seed)
+    created = []
+    for game, players, table in ladder_plan(rng=rng, tables_per_pool=tables_per_pool):
+        order = list(table)
+        rng.shuffle(order)
+        created.append(_ladder_match_create(game, players, order, deck_seed=secrets.token_hex(16)))
+    return created
+
+
+def ladder_plan(
+    *, rng: random.Random, tables_per_pool: int | None = None
+) -> list[tuple[str, int, list[Bot]]]:
+    """Return the tables a tick would start, as (game, players, bots); start none.
+
+    A bot plays one ladder table at a time, and no two bots of one owner sit at a table
+    (built-in bots, which the arena itself runs, are exempt). A reading only: the same
+    database and ``rng`` give the same tables.
+    """
+    if tables_per_pool is None:
+        tables_per_pool = settings.LADDER_TABLES_PER_TICK
+    unfinished = LadderMatch.objects.filter(
+        match__status__in=[Match.Status.WAITING, Match.Status.ACTIVE]
+    )
+    active = unfinished.count()
+    busy = set(
+        Seat.objects.filter(match__ladder_entry__in=unfinished).values_list("bot_id", flat=True)
+    )
+    bots = [
+        bot
+        for bot in Bot.objects.filter(enabled=True, healthy=True, ladder_pause=None)
+        .exclude(kind=Bot.Kind.CLIENT)
+        .order_by("pk")
+    ]
+    plan: list[tuple[str, int, list[Bot]]] = []
+    for game, players in settings.LADDER_TABLES:
+        for _ in range(tables_per_pool):
+            if active >= settings.LADDER_MAX_ACTIVE:
+                return plan
+            free = [bot for bot in bots if game in (bot.games or []) and bot.pk not in busy]
+            table = _ladder_table(pool_of(game, players), players, free, rng)
+            if table is None:
+                break
+            plan.append((game, players, table))
+            busy.update(bot.pk for bot in table)
+            active += 1
+    return plan
+
+
+def _ladder_table(
+    pool: str, players: int, bots: list[Bot], rng: random.Random
+) -> list[Bot] | None:
+    from tournaments.selectors import pool_intervals
+
+    if len(bots) < players:
+        return None
+    fitted = pool_intervals(pool)
+    rated = {
+        bot_id: (rating, games)
+        for bot_id, rating, games in Rating.objects.filter(pool=pool).values_list(
+            "bot_id", "elo", "games"
+        )
+    }
+    by_key = {bot.pk: bot for bot in bots}
+    candidates = []
+    for bot in bots:
+        elo_now, games = rated.get(bot.pk, (elo.INITIAL_RATING, 0))
+        rating, low, high = fitted.get(bot.pk, (elo_now, None, None))
+        candidates.append(
+            Candidate(
+                key=bot.pk, owner=bot.owner_id, builtin=bot.kind == Bot.Kind.BUILTIN,
+                rating=rating, games=games, low=low, high=high,
+            )
+        )  # fmt: skip
+    table = informative_table(candidates, players, rng)
+    return None if table is None else [by_key[c.key] for c in table]
+
+
+def _ladder_match_create(
+    game: str,
+    players: int,
+    order: list[Bot],
+    *,
+    deck_seed: str,
+    table: int | None = None,
+    rotation: int = 0,
+) -> int:
+    """Create one deal of a ladder table (seats in ``order``); the first sends the task."""
+    from games.services import match_create
+
+    deck_size = 36 if game == "durak" else 32
+    with transaction.atomic():
+        match = match_create(
+            creator=None,
+            game=game,
+            players=players,
+            deck_size=deck_size,
+            format="deal",
+            seats=[SeatHolder(bot=bot) for bot in order],
+            move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
+            rated=True,
+            notify=False,  # play_ladder_match plays it
+            by_arena=True,
+            # The deck comes from the ladder's own secret seed, as fair as a match's own.
+            decks=[shuffled_deck(deck_seed, deck_size)],
+            decks_trusted=True,
+        )
+        LadderMatch.objects.create(
+            match=match,
+            pool=pool_of(game, players),
+            table=match.pk if table is None else table,
+            rotation=rotation,
+            deck_seed=deck_seed,
+        )
+        match_id = match.pk
+        if table is None:
+
+            def send() -> None:
+                from tournaments.tasks import play_ladder_match
+
+                play_ladder_match.delay(match_id)
+
+            after_commit(send)
+    return match_id
+
+
+def ladder_match_play(*, match_id: int) -> str:
+    """Play a ladder table to its end, deal by deal; return the last deal's status.
+
+    ``match_id`` is the table's first deal. Each deal is played to its end and rated;
+    then the next seat rotation is dealt the same deck, until every bot has held every
+    seat, unless a deal did not finish or was forfeited, or a bot of the table left the
+    ladder (disabled, unhealthy, paused). Safe to call again: finished deals are not
+    replayed, a deal resumes from its move log, each rating applies once, and each deal
+    is created once. Call it outside any transaction.
+    """
+    status = _ladder_deal_play(match_id)
+    entry = LadderMatch.objects.filter(match_id=match_id).first()
+    if entry is None or entry.table is None:
+        return status
+    while status == Match.Status.FINISHED:
+        next_id = _ladder_next_deal(entry.table)
+        if next_id is None:
+            break
+        status = _ladder_deal_play(next_id)
+    return status
+
+
+def _ladder_deal_play(match_id: int) -> str:
+    """Play one deal to its end, apply its rating, pause a bot that keeps forfeiting.
+
+    Each call counts an attempt; past ``TOURNAMENT_MAX_ATTEMPTS`` the deal is aborted (a
+    deal whose play kills the worker does not come back for ever).
+    """
+    if Match.objects.filter(pk=match_id, status=Match.Status.FINISHED).exists():
+        ratings_apply_match(match_id=match_id)
+        return Match.Status.FINISHED
+    with transaction.atomic():
+        entry = LadderMatch.objects.select_for_update().filter(match_id=match_id).first()
+        if entry is not None:
+            entry.attempts += 1
+            entry.save(update_fields=["attempts"])
+            if entry.attempts > settings.TOURNAMENT_MAX_ATTEMPTS:
+                matches_abort(match_ids=[match_id], reason="aborted")
+    match_play_to_end(match_id=match_id)
+    match = Match.objects.get(pk=match_id)
+    if match.status == Match.Status.FINISHED:
+        ratings_apply_match(match_id=match_id)
+        if match.forfeit_seat is not None:
+            ladder_forfeits_check(match_id=match_id)
+    return match.status
+
+
+def _ladder_next_deal(table: int) -> int | None:
+    """Return the table's next deal to play, dealing it if needed; None when it is done."""
+    with transaction.atomic():
+        first = LadderMatch.objects.select_for_update().select_related("match").get(match_id=table)
+        deals = list(
+            LadderMatch.objects.filter(table=table).select_related("match").order_by("rotation")
+        )
+        last = deals[-1]
+        if last.match.status != Match.Status.FINISHED:
+            return last.match_id
+        players = first.match.players
+        if len(deals) >= players or last.match.forfeit_seat is not None:
+            return None
+        order = list(Bot.objects.filter(seats__match_id=table).order_by("seats__index"))
+        if len(order) != players or any(
+            not bot.enabled or not bot.healthy or LadderPause.objects.filter(bot=bot).exists()
+            for bot in order
+        ):
+            return None
+        rotation = len(deals)
+        return _ladder_match_create(
+            first.match.game,
+            players,
+            seat_rotations(order)[rotation],
+            deck_seed=first.deck_seed,
+            table=table,
+            rotation=rotation,
+        )
+
+
+def ladder_forfeits_check(*, match_id: int) -> LadderPause | None:
+    """Pause the bot that forfeited this match if its last rated matches were all forfeits."""
+    match = Match.objects.get(pk=match_id)
+    seat = Seat.objects.filter(match_id=match_id, index=match.forfeit_seat).first()
+    if seat is None or seat.bot_id is None:
+        return None
+    limit = settings.LADDER_PAUSE_AFTER_FORFEITS
+    recent = list(
+        Seat.objects.filter(
+            bot_id=seat.bot_id, match__rated=True, match__status=Match.Status.FINISHED
+        )
+        .order_by("-match__finished_at", "-match_id")
+        .values_list("index", "match__forfeit_seat")[:limit]
+    )
+    if len(recent) < limit or any(index != forfeit for index, forfeit in recent):
+        return None
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                return LadderPause.objects.create(
+                    bot_id=seat.bot_id, reason=f"forfeited its last {limit} rated matches"
+                )
+        except IntegrityError:
+            return LadderPause.objects.get(bot_id=seat.bot_id)
