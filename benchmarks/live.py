@@ -268,6 +268,7 @@ def main() -> None:
     parser.add_argument("--wake-moves", type=int, default=400)
     parser.add_argument("--parts", default="ab")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--server-log", type=Path, help="append the server's log here")
     args = parser.parse_args()
     counts = [int(n) for n in args.streams.split(",") if n]
     limit = raise_open_files(2 * max(counts + [args.wake_streams]) + 4096)
@@ -287,7 +288,7 @@ def main() -> None:
         harness.django_setup(env | {"CELERY_TASK_ALWAYS_EAGER": "0"})
         server = Server(
             env=env, database=database, workers=args.workers, threads=args.threads,
-            worker=False, shapes=("asgi",),
+            worker=False, shapes=("asgi",), log=args.server_log,
         )  # fmt: skip
         with server:
             figures = run_parts(args, server, counts)
