@@ -37,17 +37,11 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.api import (
-    Player,
-    Server,
-    StdlibTransport,
-    _cpu,
-    _process_cpu,
-    _setup_django,
-    _tokens,
-    _username,
-    run_throughput,
-)
+from benchmarks import harness
+from benchmarks.api import Server, _tokens, _username
+from benchmarks.api_load import Player, StdlibTransport, run_throughput
+from benchmarks.machine import own_cpu as _cpu
+from benchmarks.machine import processes_cpu as _process_cpu
 
 
 def raise_open_files(wanted: int) -> int:
@@ -86,7 +80,7 @@ class StreamHolder:
         # (match id, ply) -> arrival times, one per stream of the match.
         self.arrivals: dict[tuple[int, int], list[float]] = {}
 
-    def run(self, coroutine, timeout: float = 600):
+    def run(self, coroutine, timeout: float = 3600):
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
     async def _stream(self, path: str, token: str | None, match_id: int | None,
@@ -274,46 +268,67 @@ def main() -> None:
     parser.add_argument("--wake-moves", type=int, default=400)
     parser.add_argument("--parts", default="ab")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--server-log", type=Path, help="append the server's log here")
     args = parser.parse_args()
     counts = [int(n) for n in args.streams.split(",") if n]
     limit = raise_open_files(2 * max(counts + [args.wake_streams]) + 4096)
-    os.environ.update(
-        LIVE_MAX_STREAMS_PER_ACCOUNT="0", LIVE_MAX_STREAMS_PER_IP="0",
+    unlimited = {
+        "LIVE_MAX_STREAMS_PER_ACCOUNT": "0", "LIVE_MAX_STREAMS_PER_IP": "0",
         **{f"THROTTLE_{s}": "off" for s in ("ANON", "USER", "PLAY", "CREATE")},
-    )  # fmt: skip
+    }  # fmt: skip
     load0 = os.getloadavg()
-    with tempfile.TemporaryDirectory() as var_dir, Server(
-        workers=args.workers, threads=args.threads, worker=False, var_dir=Path(var_dir),
-        shapes=("asgi",),
-    ) as server:  # fmt: skip
-        _setup_django(server)
-        tokens = _tokens(args.clients + args.wake_matches + args.accounts)
-        players = (tokens[: args.clients], [_username(t) for t in tokens[: args.clients]])
-        mover_tokens = tokens[args.clients : args.clients + args.wake_matches]
-        accounts = tokens[args.clients + args.wake_matches :]
-        movers = []
-        for index, token in enumerate(mover_tokens):
-            player = Player(server.url, token, seed=5000 + index)
-            player.new_match(_username(token))
-            movers.append(player)
-        matches = [player.match_id for player in movers]
-        holder = StreamHolder(server.port)
-        held, wake = [], None
-        cpu0 = _cpu()
-        if "a" in args.parts:
-            for n in [0, *counts]:
-                got = held_clients(server, holder, n, players=players, accounts=accounts,
-                                   matches=matches, seconds=args.seconds)  # fmt: skip
-                held.append(got)
-                print(f"(a) {json.dumps(got)}", flush=True)
-        if "b" in args.parts:
-            wake = wake_latency(server, holder, movers, args.wake_streams, args.wake_moves)
-            print(f"(b) {json.dumps(wake)}", flush=True)
-        holder.stop()
-        for player in movers:
-            player.http.close()
-        generator_cpu = _cpu() - cpu0
+    with (
+        tempfile.TemporaryDirectory() as var_dir,
+        harness.scratch_database() as database,
+        # Wake-ups through Redis pub/sub: the broker's Redis (LIVE_PUBSUB_URL's default).
+        harness.broker_queue(f"{harness.REDIS}/14", required=True) as broker,
+    ):
+        env = harness.environment(database=database, broker=broker, var_dir=Path(var_dir))
+        env |= unlimited
+        harness.django_setup(env | {"CELERY_TASK_ALWAYS_EAGER": "0"})
+        server = Server(
+            env=env, database=database, workers=args.workers, threads=args.threads,
+            worker=False, shapes=("asgi",), log=args.server_log,
+        )  # fmt: skip
+        with server:
+            figures = run_parts(args, server, counts)
     load1 = os.getloadavg()
+    report(args, figures, limit, load0, load1)
+
+
+def run_parts(args, server: Server, counts: list[int]) -> dict:
+    """Parts (a) and (b) on the running server; return their figures."""
+    tokens = _tokens(args.clients + args.wake_matches + args.accounts)
+    players = (tokens[: args.clients], [_username(t) for t in tokens[: args.clients]])
+    mover_tokens = tokens[args.clients : args.clients + args.wake_matches]
+    accounts = tokens[args.clients + args.wake_matches :]
+    movers = []
+    for index, token in enumerate(mover_tokens):
+        player = Player(server.url, token, seed=5000 + index)
+        player.new_match(_username(token))
+        movers.append(player)
+    matches = [player.match_id for player in movers]
+    holder = StreamHolder(server.port)
+    held, wake = [], None
+    cpu0 = _cpu()
+    if "a" in args.parts:
+        for n in [0, *counts]:
+            got = held_clients(server, holder, n, players=players, accounts=accounts,
+                               matches=matches, seconds=args.seconds)  # fmt: skip
+            held.append(got)
+            print(f"(a) {json.dumps(got)}", flush=True)
+    if "b" in args.parts:
+        wake = wake_latency(server, holder, movers, args.wake_streams, args.wake_moves)
+        print(f"(b) {json.dumps(wake)}", flush=True)
+    holder.stop()
+    for player in movers:
+        player.http.close()
+    generator_cpu = _cpu() - cpu0
+    return {"held": held, "wake": wake, "generator_cpu": generator_cpu}
+
+
+def report(args, figures: dict, limit: int, load0, load1) -> None:
+    held, wake, generator_cpu = figures["held"], figures["wake"], figures["generator_cpu"]
     print()
     print(
         f"{os.cpu_count()} cores, gunicorn {args.workers} uvicorn workers, PostgreSQL, Redis "
@@ -340,7 +355,7 @@ def main() -> None:
             "   target p99 < 100 ms"
         )
     if args.json:
-        args.json.write_text(json.dumps({"held": held, "wake": wake}, indent=2))
+        args.json.write_text(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":

@@ -122,11 +122,13 @@ def _log_access(scope, answer: dict, seconds: float) -> None:
         return
     headers = dict(scope.get("headers") or ())
     client = scope.get("client") or ("-", 0)
+    query = (scope.get("query_string") or b"").decode("latin-1")
     atoms = {
+        "r": scope.get("path", "") + (f"?{query}" if query else ""),
         "h": client[0],
         "m": scope.get("method"),
         "U": scope.get("path"),
-        "q": (scope.get("query_string") or b"").decode("latin-1"),
+        "q": query,
         "s": answer["status"],
         "B": answer["bytes"],
         "D": int(seconds * 1_000_000),
@@ -136,9 +138,7 @@ def _log_access(scope, answer: dict, seconds: float) -> None:
     extra = {"match_id": int(found.group(1))} if found else {}
     if answer.get("cut"):
         extra["cut_off"] = "slow reader"
-    access_log.info(
-        '%(h)s "%(m)s %(U)s?%(q)s" %(s)s %(B)s %(D)sus', atoms, extra=extra
-    )
+    access_log.info('%(h)s "%(m)s %(r)s" %(s)s %(B)s %(D)sus', atoms, extra=extra)
 
 
 application = Application()

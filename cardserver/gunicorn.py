@@ -44,6 +44,10 @@ threads = int(os.environ.get("GUNICORN_THREADS") or 8)
 # did, 3 times in 19,000 GETs); 75 s outlasts any client's reuse of a connection within
 # seconds and the idle timeouts of common proxies (60 s), so the client closes first.
 keepalive = int(os.environ.get("GUNICORN_KEEPALIVE") or 75)
+# Seconds a worker's event loop may go without its heartbeat before the master kills it.
+# Gunicorn's 30 s kills a worker that is only slow: thousands of streams closing at once
+# on an overloaded machine kept a loop busy that long, and the kill cut 5,000 streams.
+timeout = int(os.environ.get("GUNICORN_TIMEOUT") or 120)
 # Open streams are told to reconnect at once on SIGTERM; other requests get this long.
 graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT") or 30)
 # No control socket ($HOME/.gunicorn/gunicorn.ctl): the image's user has no home, and two

@@ -7,7 +7,9 @@ costs more than the rest of such a request; a test holds the two to the same fie
 
 from __future__ import annotations
 
-from django.http import Http404
+import asyncio
+
+from django.http import Http404, HttpRequest, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -17,9 +19,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cardserver.api import error_body
 from cardserver.renderers import JSONParser, JSONRenderer
 from cardserver.schema import error_example, error_responses
-from games import errors, play, services
+from games import errors, live, play, services
 from games.api import (
     MATCH_ID,
     NOT_AUTHENTICATED,
@@ -32,7 +35,8 @@ from games.api import (
     my_seat,
 )
 from games.models import Match
-from games.selectors import seats_of, seats_remember
+from games.rows import match_progress, match_row
+from games.selectors import match_state, seats_of, seats_remember
 from games.serializers import (
     MAX_TIMEOUT,
     MatchDetailSerializer,
@@ -41,7 +45,7 @@ from games.serializers import (
     PlayerViewSerializer,
     SeatChoiceSerializer,
 )
-from games.streams import StreamPlan
+from games.streams import TERMINAL, StreamPlan, json_answer
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_IDEMPOTENCY_KEY = 200
@@ -66,15 +70,19 @@ class JsonOnly(DefaultContentNegotiation):
 
 
 
-def player_view(match: Match, mine: list[int], seat: int | None) -> dict:
+def player_view(match: Match, mine: list[int], seat: int | None, *, store: bool = True) -> dict:
     """Return ``seat``'s view of the match (the public view when ``seat`` is None).
 
     The shape of ``PlayerViewSerializer``, built directly: this is the read a playing
     client makes before every move, and a serializer instance costs more than the rest.
+    Without ``store`` (the streams and the long-poll) a stale snapshot is replayed but not
+    stored: a waiter's read never waits for the row lock of the move being played.
     """
     state = None
     if match.status in (Match.Status.ACTIVE, Match.Status.FINISHED):
-        state = services.match_snapshot_refresh(match=match)
+        state = (
+            services.match_snapshot_refresh(match=match) if store else match_state(match)
+        )
     your_turn = match.status == Match.Status.ACTIVE and seat is not None and match.to_move == seat
     view = None
     if state is not None:
@@ -201,6 +209,59 @@ class MatchWaitView(MatchErrorsMixin, APIView):
             extra={"progress": progress},
         )
         return Response(None)
+
+
+# The waiting itself, after MatchWaitView opened the request.
+
+
+
+def _wait_over(plan: StreamPlan, progress: tuple[int, str, int | None]) -> bool:
+    ply, status, to_move = progress
+    mine_to_move = plan.requested if plan.requested is not None else to_move
+    return (
+        ply > plan.after_ply
+        or status != plan.first_status
+        or status in TERMINAL
+        or (status == Match.Status.ACTIVE and to_move in plan.mine and to_move == mine_to_move)
+    )
+
+
+def wait_answer(plan: StreamPlan) -> tuple[int, dict]:
+    match = match_row(plan.match_id)
+    if match is None:
+        return 404, {"detail": "No match with this id."}
+    seat = my_seat(plan.mine, plan.requested, match.to_move) if plan.mine else None
+    return 200, player_view(match, plan.mine, seat, store=False)
+
+
+async def run_wait(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
+    """Wait (on the live hub) until ``_wait_over`` or the timeout; answer the view."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + plan.timeout
+    progress = plan.extra["progress"]
+    if plan.timeout > 0 and not _wait_over(plan, progress):
+        hub = live.hub()
+        waiter = hub.waiter([live.match_key(plan.match_id)])
+        try:
+            progress = await live.run_sync(match_progress, plan.match_id)  # after subscribing
+            while progress is not None and not _wait_over(plan, progress) and not hub.closing:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                await waiter.wait(remaining)
+                messages = waiter.take()
+                if messages and not waiter.overflowed:
+                    last = messages[-1]
+                    progress = (last["ply"], last["status"], last["to_move"])
+                elif waiter.overflowed or hub.closing:
+                    waiter.overflowed = False
+                    progress = await live.run_sync(match_progress, plan.match_id)
+        finally:
+            waiter.close()
+    status, data = await live.run_sync(wait_answer, plan)
+    if status == 404:
+        return json_answer(error_body(code="not_found", message=data["detail"]), status=404)
+    return json_answer(data)
 
 
 class MatchMoveView(MatchErrorsMixin, APIView):

@@ -3,7 +3,8 @@
 - ``GET /api/v1/matches/{id}/stream/``: a match as it happens, for a seat (its own view,
   and its legal moves on its turn) or a spectator (the public view).
 - ``GET /api/v1/stream/events/``: one stream per account for everything that concerns it.
-- ``GET /api/v1/matches/{id}/wait/``: the long-poll, its contract unchanged.
+- ``GET /api/v1/matches/{id}/wait/``: the long-poll, its contract unchanged, woken the
+  same way (``games.play_views.run_wait``).
 
 Server-Sent Events by default (``text/event-stream``; a match stream's ``id:`` is the ply,
 so ``Last-Event-ID`` resumes), NDJSON with ``Accept: application/x-ndjson``. A request is
@@ -12,13 +13,17 @@ the event loop; then the coroutine below waits on the hub (``games.live``), whic
 no thread, and reads the match (in the reader pool) only when it has changed. Hidden cards
 stay hidden exactly as in ``me/``: every view shown is ``me/``'s own, for the seat the
 requester holds, and a move is what the public replay shows.
+
+Streams need the ASGI server (``cardserver.asgi``). Served otherwise (a WSGI server,
+Django's test client), a stream answers what there is now and ends, which a browser's
+``EventSource`` turns into a poll once a second.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
@@ -26,12 +31,14 @@ import orjson
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 
-from cardserver.api import error_body
 from cardserver.renderers import JSONRenderer
+from cardserver.serving import in_async_server
 from games import live
+from games.api import my_seat
 from games.models import Match, Move
 from games.rows import match_progress, match_row
 from games.selectors import seats_of
+from games.stream_caps import Lease, stream_lease
 
 SSE = "text/event-stream"
 NDJSON = "application/x-ndjson"
@@ -92,65 +99,6 @@ def media_type_of(request) -> str:
 
 def json_answer(data: dict, status: int = 200) -> HttpResponse:
     return HttpResponse(JSONRenderer().render(data), status=status, content_type="application/json")
-
-
-# --- Caps on open streams ---------------------------------------------------------------
-
-_open_by_account: Counter = Counter()
-_open_by_ip: Counter = Counter()
-_caps_lock = threading.Lock()
-
-
-class Lease:
-    """One open stream counted against its account's and its IP's caps, until released."""
-
-    def __init__(self, account: int | None, ip: str) -> None:
-        self.account, self.ip, self.released = account, ip, False
-
-    def release(self) -> None:
-        with _caps_lock:
-            if self.released:
-                return
-            self.released = True
-            if self.account is not None:
-                _open_by_account[self.account] -= 1
-                if _open_by_account[self.account] <= 0:
-                    del _open_by_account[self.account]
-            _open_by_ip[self.ip] -= 1
-            if _open_by_ip[self.ip] <= 0:
-                del _open_by_ip[self.ip]
-
-    def __del__(self) -> None:  # a response never iterated still gives its place back
-        self.release()
-
-
-def stream_lease(plan: StreamPlan) -> Lease | HttpResponse:
-    """Count a new stream, or answer 429 if its account or IP holds its cap already."""
-    account = plan.user.pk if getattr(plan.user, "is_authenticated", False) else None
-    per_account = settings.LIVE_MAX_STREAMS_PER_ACCOUNT
-    per_ip = settings.LIVE_MAX_STREAMS_PER_IP
-    with _caps_lock:
-        over = None
-        if account is not None and per_account and _open_by_account[account] >= per_account:
-            over = ("account", per_account)
-        elif per_ip and _open_by_ip[plan.ip] >= per_ip:
-            over = ("IP address", per_ip)
-        if over is None:
-            if account is not None:
-                _open_by_account[account] += 1
-            _open_by_ip[plan.ip] += 1
-            return Lease(account, plan.ip)
-    retry = 5
-    response = json_answer(
-        error_body(
-            code="too_many_streams",
-            message=f"This {over[0]} holds {over[1]} open streams already; close one first.",
-            detail={"limit": over[1], "per": over[0], "retry_after": retry},
-        ),
-        status=429,
-    )
-    response["Retry-After"] = str(retry)
-    return response
 
 
 # --- Encoding ---------------------------------------------------------------------------
@@ -245,12 +193,8 @@ def _match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list,
             data = {"match": match.pk, "ply": ply, "seat": move[1], "move": move[2],
                     "received_at": move[3]}  # fmt: skip
             events.append(("move", ply, data))
-    seat = None
-    if plan.mine:
-        seat = plan.requested if plan.requested is not None else (
-            match.to_move if match.to_move in plan.mine else plan.mine[0]
-        )  # fmt: skip
-    events.append(("state", match.ply, player_view(match, plan.mine, seat)))
+    seat = my_seat(plan.mine, plan.requested, match.to_move) if plan.mine else None
+    events.append(("state", match.ply, player_view(match, plan.mine, seat, store=False)))
     ended = match.status in TERMINAL
     if ended:
         events.append(("end", match.ply, {
@@ -309,8 +253,8 @@ async def _match_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes]:
             chunk = b"".join(encode(media, name, data, event_id) for name, event_id, data in events)
             if chunk:
                 yield chunk
-            if ended:
-                return
+            if ended or not in_async_server.get():
+                return  # a WSGI server (or the test client) cannot hold it: what is there now
             while not await waiter.wait(settings.LIVE_KEEPALIVE):
                 yield keep_alive(media)  # nothing changed: nothing to read
             messages = waiter.take()
@@ -377,7 +321,7 @@ def account_facts(user, message: dict, known: dict) -> list[tuple[str, dict]]:
         return events
     if match.to_move in mine and known.get(match_id) != match.ply:
         known[match_id] = match.ply
-        view = player_view(match, mine, match.to_move)
+        view = player_view(match, mine, match.to_move, store=False)
         events.append(("your_turn", {
             "match": match.pk, "ply": match.ply, "seat": match.to_move,
             "deadline_at": match.deadline_at, "legal_moves": view["legal_moves"],
@@ -423,6 +367,8 @@ async def _account_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes
             chunk = b"".join(encode(media, name, data) for name, data in events)
             if chunk:
                 yield chunk
+            if not in_async_server.get():
+                return  # as a match's stream under a WSGI server
             while not await waiter.wait(settings.LIVE_KEEPALIVE):
                 yield keep_alive(media)  # nothing changed: nothing to read
             messages = waiter.take()
@@ -432,60 +378,3 @@ async def _account_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes
     finally:
         waiter.close()
         lease.release()
-
-
-# --- The long-poll ----------------------------------------------------------------------
-
-
-def _wait_over(plan: StreamPlan, progress: tuple[int, str, int | None]) -> bool:
-    ply, status, to_move = progress
-    mine_to_move = plan.requested if plan.requested is not None else to_move
-    return (
-        ply > plan.after_ply
-        or status != plan.first_status
-        or status in TERMINAL
-        or (status == Match.Status.ACTIVE and to_move in plan.mine and to_move == mine_to_move)
-    )
-
-
-def wait_answer(plan: StreamPlan) -> tuple[int, dict]:
-    from games.play_views import player_view
-
-    match = match_row(plan.match_id)
-    if match is None:
-        return 404, {"detail": "No match with this id."}
-    seat = None
-    if plan.mine:
-        seat = plan.requested if plan.requested is not None else (
-            match.to_move if match.to_move in plan.mine else plan.mine[0]
-        )  # fmt: skip
-    return 200, player_view(match, plan.mine, seat)
-
-
-async def run_wait(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + plan.timeout
-    progress = plan.extra["progress"]
-    if plan.timeout > 0 and not _wait_over(plan, progress):
-        hub = live.hub()
-        waiter = hub.waiter([live.match_key(plan.match_id)])
-        try:
-            progress = await live.run_sync(match_progress, plan.match_id)  # after subscribing
-            while progress is not None and not _wait_over(plan, progress) and not hub.closing:
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    break
-                await waiter.wait(remaining)
-                messages = waiter.take()
-                if messages and not waiter.overflowed:
-                    last = messages[-1]
-                    progress = (last["ply"], last["status"], last["to_move"])
-                elif waiter.overflowed or hub.closing:
-                    waiter.overflowed = False
-                    progress = await live.run_sync(match_progress, plan.match_id)
-        finally:
-            waiter.close()
-    status, data = await live.run_sync(wait_answer, plan)
-    if status == 404:
-        return json_answer(error_body(code="not_found", message=data["detail"]), status=404)
-    return json_answer(data)

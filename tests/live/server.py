@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import httpx
 import uvicorn
 
-from tests.ops.services import free_port
+from benchmarks.harness import free_port
 
 
 def _read_uncommitted(sender, connection, **kwargs) -> None:
