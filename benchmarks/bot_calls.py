@@ -4,7 +4,8 @@
                                    [--calls-threads 1000] [--inline]
 
 Creates a scratch PostgreSQL database (``--server``; dropped afterwards) and uses a Redis
-database as the broker (``--broker``) with queues of its own. Starts an asyncio bot
+database as the broker (``--broker``, default database 12) with queues of its own
+(``benchmarks.harness``). Starts an asyncio bot
 server on 127.0.0.1 (its own process: raw HTTP/1.1 with keep-alive, every bot on its own
 path) that answers each move request with the first legal move after ``--delay``
 seconds, a CPU worker (prefork, 2 processes, as docker/compose.yaml) and a bot-calls
@@ -34,18 +35,14 @@ import asyncio
 import json
 import multiprocessing
 import os
-import signal
 import socket
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
+from tempfile import mkdtemp
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-
+from benchmarks import harness
 
 # -- the bot server (its own process) -----------------------------------------------------
 
@@ -103,49 +100,28 @@ def main() -> None:
     parser.add_argument("--calls-threads", type=int, default=1000)
     parser.add_argument("--inline", action="store_true", help="Calls made by the CPU worker.")
     parser.add_argument("--pool-only", type=int, default=0, help="Calls queued at once.")
-    parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432")
-    parser.add_argument("--broker", default="redis://127.0.0.1:6379/12")
+    parser.add_argument("--server", default=harness.POSTGRES)
+    parser.add_argument("--broker", default=f"{harness.REDIS}/12")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
 
-    import psycopg
-
-    scratch = f"cardserver_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(f"{options.server}/postgres", autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{scratch}"')
-    queue = f"bench-{scratch}"
-    os.environ.update(
-        DATABASE_URL=f"{options.server}/{scratch}",
-        CELERY_BROKER_URL=options.broker,
-        CELERY_TASK_DEFAULT_QUEUE=queue,
-        DJANGO_SETTINGS_MODULE="cardserver.settings",
-        LOG_LEVEL="WARNING",
-        CARDSERVER_VAR_DIR=tempfile.mkdtemp(),
-        BOTS_CALLS_PER_OWNER="1000000",
-        BOTS_ALLOW_PRIVATE_URLS="1",
-    )
-    if options.inline:
-        os.environ["BOTS_CALL_QUEUE"] = "-"
-    try:
-        figures = run(options, queue)
+    with (
+        harness.scratch_database(options.server) as database,
+        harness.broker_queue(options.broker, required=True) as broker,
+    ):
+        env = harness.environment(database=database, broker=broker, var_dir=Path(mkdtemp()))
+        # The owner's share is lifted so that it does not bound the figure.
+        env |= {"BOTS_CALLS_PER_OWNER": "1000000", "BOTS_ALLOW_PRIVATE_URLS": "1"}
+        if options.inline:
+            env["BOTS_CALL_QUEUE"] = "-"
+        harness.django_setup(env)
+        figures = run(options, broker)
         if options.json:
             options.json.write_text(json.dumps(figures, indent=2))
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(f"{options.server}/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
 
 
-def run(options, queue: str) -> dict:
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    port = _free_port()
+def run(options, broker) -> dict:
+    port = harness.free_port()
     in_flight = multiprocessing.Value("i", 0)
     ready = multiprocessing.Event()
     server = multiprocessing.Process(
@@ -160,17 +136,16 @@ def run(options, queue: str) -> dict:
     figures: dict = {"inline": options.inline, "delay": options.delay, "runs": {}}
     try:
         if options.pool_only:
-            figures["pool_only"] = pool_only_run(options, queue, port, in_flight)
+            figures["pool_only"] = pool_only_run(options, broker, port, in_flight)
             return figures
         for count in [int(n) for n in options.matches.split(",")]:
-            figures["runs"][count] = one_run(options, queue, port, count, in_flight)
+            figures["runs"][count] = one_run(options, broker, port, count, in_flight)
     finally:
         server.kill()
     return figures
 
 
-def one_run(options, queue: str, port: int, count: int, in_flight) -> dict:
-    import redis
+def one_run(options, broker, port: int, count: int, in_flight) -> dict:
     from django.contrib.auth import get_user_model
 
     from bots.models import Bot
@@ -178,8 +153,8 @@ def one_run(options, queue: str, port: int, count: int, in_flight) -> dict:
     from games.seating import SeatHolder
     from games.services import match_create
 
-    broker = redis.Redis.from_url(options.broker)
-    broker.delete(queue, f"{queue}-bot-calls")
+    queue = broker.queue
+    _empty(broker)
     tag = uuid.uuid4().hex[:6]
     owner = get_user_model().objects.create_user(f"bench-{tag}")
     bots = Bot.objects.bulk_create(
@@ -215,7 +190,7 @@ def one_run(options, queue: str, port: int, count: int, in_flight) -> dict:
         memory = {name: _group_rss_mib(w.pid) for name, w in workers.items()}
     finally:
         for worker in workers.values():
-            _stop(worker)
+            harness.stop(worker)
     moves = list(
         Move.objects.filter(match_id__in=matches, received_at__gte=window_start,
                             received_at__lt=window_end)
@@ -256,17 +231,14 @@ def one_run(options, queue: str, port: int, count: int, in_flight) -> dict:
     return result
 
 
-def pool_only_run(options, queue: str, port: int, in_flight) -> dict:
+def pool_only_run(options, broker, port: int, in_flight) -> dict:
     """Queue ``--pool-only`` calls at once, each to a bot of its own; sample in flight."""
-    import redis
-
     from bots.protocol import build_request
     from bots.tasks import bot_call
     from games.engine import load_game
 
-    broker = redis.Redis.from_url(options.broker)
-    calls_queue = f"{queue}-bot-calls"
-    broker.delete(queue, calls_queue)
+    calls_queue = f"{broker.queue}-bot-calls"
+    _empty(broker)
     state = load_game("durak", players=2).deal(seed=1, dealer=0)
     from datetime import UTC, datetime
 
@@ -293,8 +265,8 @@ def pool_only_run(options, queue: str, port: int, in_flight) -> dict:
             time.sleep(0.05)
         memory = _group_rss_mib(worker.pid)
     finally:
-        _stop(worker)
-        broker.delete(queue, calls_queue)
+        harness.stop(worker)
+        _empty(broker)
     result = {
         "calls": options.pool_only,
         "queued_in_s": round(queued, 1),
@@ -315,24 +287,18 @@ def _quantile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def _start_worker(queue: str, name: str, concurrency: int) -> subprocess.Popen:
+def _start_worker(queue: str, name: str, concurrency: int):
     pool = "prefork" if name == "cpu" else "threads"
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "cardserver", "worker", f"--pool={pool}",
-         f"--concurrency={concurrency}", "--without-mingle", "--without-gossip",
-         "-n", f"{name}-{queue}@{socket.gethostname()}", "-Q", queue, "--loglevel=WARNING"],
-        cwd=BASE_DIR, env=os.environ.copy(), stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+    node = f"{name}-{queue}@{socket.gethostname()}"
+    command = harness.celery_worker(node=node, pool=pool, concurrency=concurrency)
+    return harness.start([*command, "-Q", queue], env={})
 
 
-def _stop(worker: subprocess.Popen) -> None:
-    try:
-        os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(worker.pid, signal.SIGKILL)
-        worker.wait()
+def _empty(broker) -> None:
+    """Drop what waits in the run's queues: its CPU queue and its call queue."""
+    import redis
+
+    redis.Redis.from_url(broker.url).delete(broker.queue, f"{broker.queue}-bot-calls")
 
 
 def _group_rss_mib(pid: int) -> float:
@@ -350,12 +316,6 @@ def _group_rss_mib(pid: int) -> float:
         except (OSError, ProcessLookupError):
             continue
     return round(total / 1024, 1)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 if __name__ == "__main__":
