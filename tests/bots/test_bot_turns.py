@@ -629,3 +629,25 @@ def test_forfeit_shows_in_the_match_archive_and_replay(
     assert [m["id"] for m in listed["results"]] == [match.pk]
     assert replay["end_reason"] == "http_status"
     assert replay["complete"] is True
+
+
+def test_arena_turn_whose_driver_died_is_handed_over_again_and_a_live_one_is_not(
+    user, builtin, settings, monkeypatch
+):
+    from bots import tasks as bot_tasks
+
+    settings.BOTS_TURN_ABANDONED_AFTER = 15.0
+    dead, alive = (new_match(user, [builtin["random"], builtin["greedy"]]) for _ in range(2))
+    long_ago = timezone.now() - timedelta(seconds=20)
+    Match.objects.filter(pk__in=[dead.pk, alive.pk]).update(turn_started_at=long_ago)
+    # The dead driver's claim lapsed; the live one's runs on.
+    BotTurnLease.objects.create(match=dead, holder="dead", ply=0, expires_at=long_ago)
+    BotTurnLease.objects.create(
+        match=alive, holder="alive", ply=0, expires_at=timezone.now() + timedelta(seconds=5)
+    )
+    sent = []
+    monkeypatch.setattr(bot_tasks.match_turn_started, "delay", lambda *args: sent.append(args))
+
+    assert bot_tasks.resume_abandoned_turns() == 1
+
+    assert sent == [(dead.pk, 0)]
