@@ -651,3 +651,27 @@ def test_arena_turn_whose_driver_died_is_handed_over_again_and_a_live_one_is_not
     assert bot_tasks.resume_abandoned_turns() == 1
 
     assert sent == [(dead.pk, 0)]
+
+
+def test_call_that_waited_past_its_send_by_is_not_sent_but_queued_anew(
+    user, builtin, http_bot, http_bot_record, monkeypatch
+):
+    from bots import calls, tasks
+
+    url, server = http_bot(answer_500)
+    web = http_bot_record(url)
+    match = new_match(user, [builtin["random"], web], time_limit=5.0)
+    play_until_seat_to_move(match, 1)
+    queued = []
+    monkeypatch.setattr(calls, "pool_enabled", lambda: True)
+    monkeypatch.setattr(tasks.bot_call, "apply_async", lambda args, queue: queued.append(args[0]))
+    driver.bot_turns_play(match_id=match.pk, pool=True)
+    (call,) = queued
+
+    late = calls.call_make({**call, "send_by": time.time() - 1})
+    calls.answer_play(call, late)
+
+    assert late == {"late": True} and server.requests == []
+    assert len(queued) == 2 and queued[1]["queued_at"] == call["queued_at"]
+    match.refresh_from_db()
+    assert match.status == Match.Status.ACTIVE and match.forfeit_seat is None
