@@ -108,7 +108,7 @@ def bot_answer_play(call: dict, answer: dict) -> None:
 def resume_abandoned_turns() -> int:
     """Hand to a driver again every arena turn whose driver died (no live claim, no move
     for ``BOTS_TURN_ABANDONED_AFTER`` seconds); return how many. Run by beat every 10 s
-    (bots migration 0007), so such a match is taken up within about 30 s, whatever its
+    (bots migration 0008), so such a match is taken up within about 30 s, whatever its
     move time limit."""
     from django.conf import settings
     from django.utils import timezone

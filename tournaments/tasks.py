@@ -12,29 +12,27 @@ from celery import shared_task
 from django.conf import settings
 
 from games.events import Change, MatchChanged
-from tournaments import ladder, ratings, services
+from tournaments import ladder, ratings, sequential, services
 from tournaments.pools import POOLS
 
+# The options of a task that plays a match to its end: re-queued if its worker dies, and
+# stopped (softly first) when a match runs longer than any match should.
+PLAYS_A_MATCH = {
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "ignore_result": True,
+    "soft_time_limit": settings.MATCH_TASK_TIME_LIMIT,
+    "time_limit": settings.MATCH_TASK_TIME_LIMIT + 60,
+}
 
-@shared_task(
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    soft_time_limit=settings.MATCH_TASK_TIME_LIMIT,
-    time_limit=settings.MATCH_TASK_TIME_LIMIT + 60,
-)
+
+@shared_task(**PLAYS_A_MATCH)
 def play_tournament_match(tournament_match_id: int) -> str:
     """Play a tournament match to its end, record it and move the tournament on."""
     return services.tournament_match_play(tournament_match_id=tournament_match_id)
 
 
-@shared_task(
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    soft_time_limit=settings.MATCH_TASK_TIME_LIMIT,
-    time_limit=settings.MATCH_TASK_TIME_LIMIT + 60,
-)
+@shared_task(**PLAYS_A_MATCH)
 def play_ladder_match(match_id: int) -> str:
     """Play a ladder match to its end and apply its rating."""
     return ladder.ladder_match_play(match_id=match_id)
@@ -75,6 +73,22 @@ def ladder_tick() -> list[int]:
 def tournaments_watchdog(stale_after: float | None = None) -> list[int]:
     """Send again tournament matches that no worker is playing (run by beat)."""
     return services.tournaments_watchdog(stale_after=stale_after)
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=settings.MATCH_TASK_TIME_LIMIT,
+    time_limit=settings.MATCH_TASK_TIME_LIMIT + 60,
+)
+def play_sequential_pair(pair_id: int) -> str:
+    """Play a sequential test's pair (two matches) and update the test.
+
+    Both matches share one match task's time limit, so that the broker's visibility
+    timeout still outlasts every task; a pair that runs out is played on (its matches
+    resume from their logs) by the task sent again, up to TOURNAMENT_MAX_ATTEMPTS."""
+    return sequential.sequential_pair_play(pair_id=pair_id)
 
 
 def match_ended_handle(event: MatchChanged) -> None:

@@ -22,7 +22,7 @@ def delete_schedule(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("bots", "0006_bot_turn_lease_calling_owner"),
+        ("bots", "0007_bot_versions"),
         ("django_celery_beat", "0019_alter_periodictasks_options"),
     ]
 
