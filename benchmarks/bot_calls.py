@@ -10,8 +10,9 @@ server on 127.0.0.1 (its own process: raw HTTP/1.1 with keep-alive, every bot on
 path) that answers each move request with the first legal move after ``--delay``
 seconds, a CPU worker (prefork, 2 processes, as docker/compose.yaml) and a bot-calls
 worker (thread pool of ``--calls-threads``). For each count of ``--matches`` it starts
-that many 2-player Durak matches between two HTTP bots at once, lets them play for
-``--window`` seconds, and reports:
+that many 2-player Durak matches between two HTTP bots at once, waits until each has
+made its first move (at most ``--warmup`` seconds), lets them play for ``--window``
+seconds, and reports:
 
 - turns per second completed in the window (moves logged);
 - bot calls in flight at once, as the bot server counts them every 50 ms: median and
@@ -97,6 +98,7 @@ def main() -> None:
     parser.add_argument("--matches", default="100,1000", help="Concurrent match counts.")
     parser.add_argument("--delay", type=float, default=1.0, help="Seconds a bot thinks.")
     parser.add_argument("--window", type=float, default=30.0, help="Seconds measured.")
+    parser.add_argument("--warmup", type=float, default=120.0, help="Longest warm-up, s.")
     parser.add_argument("--calls-threads", type=int, default=1000)
     parser.add_argument("--inline", action="store_true", help="Calls made by the CPU worker.")
     parser.add_argument("--pool-only", type=int, default=0, help="Calls queued at once.")
@@ -180,6 +182,14 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
         created = time.monotonic() - started
         from django.utils import timezone
 
+        # Warm-up: the window opens once every match has made its first move (or after
+        # --warmup seconds), so that it measures play, not the start of 1,000 matches.
+        warm_until = time.monotonic() + options.warmup
+        while time.monotonic() < warm_until:
+            if Match.objects.filter(pk__in=matches, ply=0, status="active").count() == 0:
+                break
+            time.sleep(0.5)
+        warmed = time.monotonic() - started - created
         window_start = timezone.now()
         samples = []
         end = time.monotonic() + options.window
@@ -188,6 +198,8 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
             time.sleep(0.05)
         window_end = timezone.now()
         memory = {name: _group_rss_mib(w.pid) for name, w in workers.items()}
+        # Answers of the window still on their way to the CPU worker are recorded.
+        time.sleep(5)
     finally:
         for worker in workers.values():
             harness.stop(worker)
@@ -214,6 +226,7 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
     result = {
         "matches": count,
         "created_in_s": round(created, 1),
+        "warmup_s": round(warmed, 1),
         "turns_per_s": round(turns / options.window, 1),
         "in_flight_median": statistics.median(samples) if samples else 0,
         "in_flight_max": max(samples) if samples else 0,
@@ -223,7 +236,8 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
         "load": round(os.getloadavg()[0], 1),
     }
     print(
-        f"{count} matches (created in {created:.1f} s): {result['turns_per_s']} turns/s; "
+        f"{count} matches (created in {created:.1f} s, warm-up {warmed:.0f} s): "
+        f"{result['turns_per_s']} turns/s; "
         f"calls in flight median {result['in_flight_median']}, max {result['in_flight_max']}; "
         f"dispatch delay p50 {result['dispatch_ms_p50']} ms, p99 {result['dispatch_ms_p99']} "
         f"ms; worker RSS {memory} MiB; load {result['load']}"
