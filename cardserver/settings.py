@@ -483,6 +483,10 @@ BOTS_CALLS_PER_OWNER = int(os.environ.get("BOTS_CALLS_PER_OWNER") or 100)
 # Seconds a queued call may wait for a thread of the pool; one not sent by then is queued
 # anew (the match's claim covers this wait, the bot's time and a grace).
 BOTS_CALL_SEND_WITHIN = float(os.environ.get("BOTS_CALL_SEND_WITHIN") or 10.0)
+# Seconds an arena turn may go with no move and no live driver claim before beat's
+# bots.tasks.resume_abandoned_turns (every 10 s) hands it to a driver again: a driver
+# that died lets go of its claim within seconds, and its match is taken up within ~30 s.
+BOTS_TURN_ABANDONED_AFTER = float(os.environ.get("BOTS_TURN_ABANDONED_AFTER") or 15.0)
 
 # --- Tournaments and ratings -----------------------------------------------------------
 
