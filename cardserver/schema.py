@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse
 from rest_framework import serializers
+from rest_framework.negotiation import DefaultContentNegotiation
 
 
 class ErrorDetailSerializer(serializers.Serializer):
@@ -89,3 +90,15 @@ def add_common_errors(result: dict, generator, request, public) -> dict:
                     if status in ("429", "503"):
                         responses[status]["headers"] = retry_after
     return result
+
+
+class FormatParameterNegotiation(DefaultContentNegotiation):
+    """``?format=json`` or ``?format=yaml`` picks the schema's renderer.
+
+    DRF's own ``?format=`` (``URL_FORMAT_OVERRIDE``) is off for the whole API, since the
+    archive has a filter of that name; the schema view alone keeps the parameter.
+    """
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        chosen = format_suffix or request.query_params.get("format")
+        return super().select_renderer(request, renderers, chosen)

@@ -261,6 +261,10 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "EXCEPTION_HANDLER": "cardserver.api.exception_handler",
+    # No ?format= chooses a renderer: the archive's filter of that name (?format=deal or
+    # fool) would be taken for one and answered 404. The schema's ?format=json is its own
+    # view's (cardserver/schema.py).
+    "URL_FORMAT_OVERRIDE": None,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Rates per scope below; cardserver/throttling.py says which requests count where.
     "DEFAULT_THROTTLE_CLASSES": ["cardserver.throttling.ArenaThrottle"],

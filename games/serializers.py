@@ -284,6 +284,12 @@ class ReplaySerializer(serializers.Serializer):
     )
     result = serializers.JSONField(allow_null=True)
     end_reason = serializers.CharField(allow_blank=True)
+    forfeit_seat = serializers.IntegerField(
+        allow_null=True, help_text="The seat that forfeited (timed out, resigned, ...), if any."
+    )
+    forfeit_reason = serializers.CharField(
+        allow_blank=True, help_text="What the forfeiting seat did, for a forfeited match."
+    )
     steps = ReplayStepSerializer(many=True)
 
 

@@ -54,3 +54,20 @@ def test_idempotency_key_header_is_documented(document):
     assert {"name": "Idempotency-Key", "in": "header"}.items() <= next(
         p for p in parameters if p["name"] == "Idempotency-Key"
     ).items()
+
+
+def test_replay_documents_who_forfeited_and_why(document):
+    replay = document["components"]["schemas"]["Replay"]
+
+    assert {"forfeit_seat", "forfeit_reason"} <= set(replay["properties"])
+
+
+@pytest.mark.parametrize(
+    ("query", "content_type"),
+    [("?format=json", "application/vnd.oai.openapi+json"), ("", "application/vnd.oai.openapi")],
+)
+def test_schema_is_json_with_format_json_and_yaml_otherwise(client, query, content_type):
+    response = client.get(f"/api/v1/schema/{query}")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].split(";")[0] == content_type
