@@ -25,6 +25,7 @@ from bots.serializers import (
     BotSerializer,
     BotUpdateSerializer,
 )
+from cardserver.filters import BooleanFilter
 
 
 class IsOwnerOrReadOnly(permissions.BasePermission):
@@ -49,8 +50,8 @@ class BotFilter(django_filters.FilterSet):
         method="filter_game",
         help_text="Bots that play this game.",
     )
-    enabled = django_filters.BooleanFilter()
-    healthy = django_filters.BooleanFilter()
+    enabled = BooleanFilter()
+    healthy = BooleanFilter()
     account = django_filters.ChoiceFilter(
         choices=[("me", "me")],
         method="filter_account",

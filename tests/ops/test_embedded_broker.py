@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from kombu import Connection
 
-from tests.ops.services import free_port, stop_process_group, wait_until
+from benchmarks.harness import free_port, stop_process_group, wait_until
 from tests.test_foundation import BASE_DIR, clean_environment, load_settings
 
 PYTHON = str(BASE_DIR / ".venv" / "bin" / "python")
