@@ -53,7 +53,7 @@ DEFAULT_WAIT = 25.0
 
 SEAT_PARAMETER = OpenApiParameter(
     "seat",
-    OpenApiTypes.INT,
+    {"type": "integer", "minimum": 0},
     description="Your seat, when you hold several; default: your seat to move, else your lowest.",
 )
 

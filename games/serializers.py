@@ -124,11 +124,23 @@ class SeatChoiceSerializer(serializers.Serializer):
 # --- Moves ------------------------------------------------------------------------------
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"type": "string"}},
+        "additionalProperties": True,
+    }
+)
+class MoveField(serializers.JSONField):
+    """A move: a JSON object with a ``type`` (its other keys are the game's, see /games/)."""
+
+
 class MoveSubmitSerializer(serializers.Serializer):
     ply = serializers.IntegerField(
         min_value=0, help_text="The ply this move answers: `ply` of your view."
     )
-    move = serializers.JSONField(
+    move = MoveField(
         help_text=(
             'A move of the game\'s vocabulary, e.g. `{"type": "attack", "cards": ["8C"]}` '
             "(see /api/v1/games/)."
@@ -291,6 +303,12 @@ class ReplaySerializer(serializers.Serializer):
     )
     result = serializers.JSONField(allow_null=True)
     end_reason = serializers.CharField(allow_blank=True)
+    forfeit_seat = serializers.IntegerField(
+        allow_null=True, help_text="The seat that forfeited (timed out, resigned, ...), if any."
+    )
+    forfeit_reason = serializers.CharField(
+        allow_blank=True, help_text="What the forfeiting seat did, for a forfeited match."
+    )
     steps = ReplayStepSerializer(many=True)
 
 
