@@ -23,6 +23,7 @@ run: venv
 
 test: venv
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
 # Every benchmark (engine, API on PostgreSQL, tournament workers, ratings recompute); the

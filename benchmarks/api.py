@@ -2,10 +2,14 @@
 
     python -m benchmarks.api --db postgres [--seconds 20] [--repeats 3] [--clients 16]
                              [--rate 100] [--workers 2] [--threads 8] [--worker]
+                             [--servers asgi,gthread]
 
 It creates a fresh PostgreSQL database (dropped at the end), migrates it, starts
-gunicorn (``--workers`` processes, gthread, ``--threads`` each) on 127.0.0.1 with
-``DEBUG=0``, creates users with tokens, and measures, ``--repeats`` times each:
+gunicorn on 127.0.0.1 with ``DEBUG=0`` in each shape of ``--servers`` (``asgi``: the
+production shape, uvicorn workers on ``cardserver.asgi`` with the sync API in a pool of
+``--threads`` threads; ``gthread``: the former one, gthread workers on
+``cardserver.wsgi``), ``--workers`` processes each, creates users with tokens, and
+measures, ``--repeats`` times each, the shapes taking turns within every repeat:
 
 (a) throughput at saturation: ``--clients`` threads, each playing its own 2-player Durak
     match in which its user holds both seats, as fast as it can: ``GET .../me/`` (the
@@ -29,9 +33,10 @@ cores, CPU the generator takes is CPU the server does not get).
 Celery messages go to Redis (``--broker``, default database 14 on 127.0.0.1:6379) when
 it answers, on a queue of the run's own (emptied before and after), else to the embedded
 broker; no worker consumes them unless ``--worker`` starts one. The scratch database, the
-queue and the servers come from ``benchmarks.harness``. The table reports medians over
-the repeats, with min-max, and again over the quiet runs alone (those during which other
-work stayed under ``--idle-below`` cores).
+queue and the servers come from ``benchmarks.harness``, the clients of (a) and (b) from
+``benchmarks.api_load``, the CPU figures and the calibration from ``benchmarks.machine``.
+The table reports medians over the repeats, with min-max, and again over the quiet runs
+alone (those during which other work stayed under ``--idle-below`` cores).
 
 The machine may be shared: before each run the benchmark waits (up to
 ``--idle-timeout`` seconds) until other processes use fewer than ``--idle-below`` cores,
@@ -44,31 +49,38 @@ machine also changes speed without any process of its own to show for it.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import platform
 import random
-import resource
 import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import httpx
 
-from benchmarks import harness
+from benchmarks import api_load, harness, machine
 
 # --- Environment ------------------------------------------------------------------------
 
 
+# gunicorn's arguments for each server shape (cardserver/gunicorn.py gives the rest).
+SHAPES = {
+    "asgi": ["cardserver.asgi:application"],
+    # The former shape exactly: gthread workers, gunicorn's keep-alive of 2 s.
+    "gthread": ["cardserver.wsgi", "--worker-class", "gthread", "--keep-alive", "2"],
+}
+SHAPE_NAMES = {"asgi": "uvicorn workers, sync API in a thread pool", "gthread": "gthread"}
+
+
 class Server:
-    """gunicorn serving the project on the scratch database (and a Celery worker if asked)."""
+    """gunicorn serving the project on the scratch database, once per server shape (and a
+    Celery worker if asked)."""
 
     def __init__(
         self,
@@ -79,9 +91,12 @@ class Server:
         threads: int,
         worker: bool,
         log: Path | None = None,
+        shapes: tuple[str, ...] = ("asgi",),
     ) -> None:
         self.database = database.name
-        self.port = harness.free_port()
+        self.shapes = shapes
+        self.ports = {shape: harness.free_port() for shape in shapes}
+        self.port = self.ports[shapes[0]]
         self.env = env | {
             "DEBUG": "0",
             "SECRET_KEY": "benchmark-" + "k" * 50,
@@ -95,27 +110,34 @@ class Server:
         self.processes: list[subprocess.Popen] = []
 
     def __enter__(self) -> Server:
-        # The production configuration (cardserver/gunicorn.py: gthread, JSON access
-        # log), its log lines written nowhere.
-        gunicorn = [
-            sys.executable, "-m", "gunicorn", "-c", "python:cardserver.gunicorn",
-            "cardserver.wsgi", "--bind", f"127.0.0.1:{self.port}", "--workers",
-            str(self.workers), "--threads", str(self.threads),
-        ]  # fmt: skip
-        self.processes.append(
-            harness.start(gunicorn, env=self.env | {"LOG_LEVEL": "INFO"}, log=self.log)
-        )
+        # The production configuration (cardserver/gunicorn.py, JSON access log), its
+        # log lines written nowhere.
+        for shape, port in self.ports.items():
+            gunicorn = [
+                sys.executable, "-m", "gunicorn", "-c", "python:cardserver.gunicorn",
+                *SHAPES[shape], "--bind", f"127.0.0.1:{port}", "--workers",
+                str(self.workers), "--threads", str(self.threads),
+            ]  # fmt: skip
+            env = self.env | {"LOG_LEVEL": "INFO", "GUNICORN_THREADS": str(self.threads)}
+            self.processes.append(harness.start(gunicorn, env=env, log=self.log))
         if self.worker:
             node = f"bench-api-{os.getpid()}@{socket.gethostname()}"
             self.processes.append(
                 harness.start(harness.celery_worker(node=node, pool="solo"), env=self.env)
             )
         try:
-            harness.wait_until(self._healthy, timeout=30, what="gunicorn did not answer")
-        except SystemExit:
+            for shape in self.shapes:
+                self.use(shape)
+                harness.wait_until(self._healthy, timeout=30, what=f"gunicorn ({shape})")
+        except TimeoutError:
             self.__exit__()
             raise
+        self.use(self.shapes[0])
         return self
+
+    def use(self, shape: str) -> None:
+        """Make ``url`` and ``port`` those of the server of ``shape``."""
+        self.port = self.ports[shape]
 
     def _healthy(self) -> bool:
         try:
@@ -129,7 +151,7 @@ class Server:
 
     def __exit__(self, *exc) -> None:
         for process in self.processes:
-            harness.stop(process)
+            harness.stop_process_group(process)
 
 
 def _tokens(count: int) -> list[str]:
@@ -144,313 +166,10 @@ def _tokens(count: int) -> list[str]:
     return keys
 
 
-# --- Clients ----------------------------------------------------------------------------
-
-
-class HttpxTransport:
-    """Requests through httpx, one connection kept alive."""
-
-    def __init__(self, base_url: str, token: str) -> None:
-        self.client = httpx.Client(
-            base_url=base_url, headers={"Authorization": f"Token {token}"}, timeout=60
-        )
-
-    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-        answer = self.client.request(method, path, json=body)
-        return answer.status_code, answer.json()
-
-    def close(self) -> None:
-        self.client.close()
-
-
-class StdlibTransport:
-    """Requests through http.client, one connection kept alive: a third of httpx's CPU."""
-
-    def __init__(self, base_url: str, token: str) -> None:
-        host, port = base_url.removeprefix("http://").split(":")
-        self.connection = http.client.HTTPConnection(host, int(port), timeout=60)
-        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-
-    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-        payload = None if body is None else json.dumps(body)
-        self.connection.request(method, path, body=payload, headers=self.headers)
-        answer = self.connection.getresponse()
-        return answer.status, json.loads(answer.read())
-
-    def close(self) -> None:
-        self.connection.close()
-
-
-TRANSPORTS = {"httpx": HttpxTransport, "stdlib": StdlibTransport}
-
-
-class Player:
-    """One user playing its own 2-player Durak matches (it holds both seats)."""
-
-    transport = StdlibTransport
-
-    def __init__(self, base_url: str, token: str, seed: int) -> None:
-        self.http = self.transport(base_url, token)
-        self.rng = random.Random(seed)
-        self.match_id: int | None = None
-
-    def new_match(self, username: str) -> None:
-        status, body = self.http.request(
-            "POST",
-            "/api/v1/matches/",
-            {"game": "durak", "players": 2, "seats": [{"user": username}] * 2},
-        )
-        if status != 201:
-            raise RuntimeError(f"creating a match: {status} {body}")
-        self.match_id = body["id"]
-
-    def view(self) -> dict:
-        status, body = self.http.request("GET", f"/api/v1/matches/{self.match_id}/me/")
-        if status != 200:
-            raise RuntimeError(f"reading a view: {status} {body}")
-        return body
-
-    def move(self, view: dict) -> tuple[int, dict]:
-        return self.http.request(
-            "POST",
-            f"/api/v1/matches/{self.match_id}/moves/",
-            {
-                "ply": view["ply"],
-                "seat": view["seat"],
-                "move": self.rng.choice(view["legal_moves"]),
-            },
-        )
-
-
 def _username(token: str) -> str:
     from rest_framework.authtoken.models import Token
 
     return Token.objects.select_related("user").get(key=token).user.username
-
-
-def run_throughput(
-    url: str, tokens: list[str], names: list[str], seconds: float, server: Server
-) -> dict:
-    """Part (a): every client plays as fast as it can; return accepted moves per second."""
-    accepted = [0] * len(tokens)
-    errors = [0] * len(tokens)
-    start_gate = threading.Barrier(len(tokens) + 1, timeout=120)
-    stop = threading.Event()
-    failures: list[BaseException] = []
-
-    def client(index: int) -> None:
-        player = Player(url, tokens[index], seed=index)
-        try:
-            player.new_match(names[index])
-            start_gate.wait()
-            while not stop.is_set():
-                view = player.view()
-                status, body = player.move(view)
-                if status == 200:
-                    accepted[index] += 1
-                    if body["ended_match"]:
-                        player.new_match(names[index])
-                else:
-                    errors[index] += 1
-        except BaseException as exc:
-            failures.append(exc)
-            start_gate.abort()
-            stop.set()
-        finally:
-            player.http.close()
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(len(tokens))]
-    for thread in threads:
-        thread.start()
-    try:
-        start_gate.wait()
-    except threading.BrokenBarrierError:
-        for thread in threads:
-            thread.join()
-        raise RuntimeError(f"a client failed: {failures[:1]}") from None
-    web0, db0 = _process_cpu(f"127.0.0.1:{server.port}"), _process_cpu(server.database)
-    machine0 = _machine_cpu()[0]
-    cpu0, moves0, started = _cpu(), sum(accepted), time.perf_counter()
-    time.sleep(seconds)
-    moves = sum(accepted) - moves0
-    elapsed = time.perf_counter() - started
-    cpu = _cpu() - cpu0
-    web = _cpu_since(web0, f"127.0.0.1:{server.port}")
-    db = _cpu_since(db0, server.database)
-    machine = _machine_cpu()[0] - machine0
-    stop.set()
-    for thread in threads:
-        thread.join()
-    if failures:
-        raise RuntimeError(f"a client failed: {failures[:1]}")
-    return {
-        "moves_per_s": moves / elapsed,
-        "errors": sum(errors),
-        "generator_cpu": cpu / elapsed,
-        # CPU per accepted move (a view and a move request), in ms.
-        "cpu_ms_per_move": {
-            "gunicorn": 1000 * web / max(moves, 1),
-            "postgres": 1000 * db / max(moves, 1),
-            "generator": 1000 * cpu / max(moves, 1),
-        },
-        # Cores busy with anything else (other processes, the kernel) during the run.
-        "other_cores": max(0.0, machine - web - db - cpu) / elapsed,
-    }
-
-
-def run_latency(
-    url: str, tokens: list[str], names: list[str], rate: float, seconds: float, server: Server
-) -> dict:
-    """Part (b): moves due on a fixed schedule; latency from the scheduled send time."""
-    lanes = len(tokens)
-    period = lanes / rate
-    latencies: list[list[float]] = [[] for _ in range(lanes)]
-    late_starts = [0] * lanes
-    errors = [0] * lanes
-    ready = threading.Barrier(lanes + 1, timeout=120)
-    origin: list[float] = []
-    failures: list[BaseException] = []
-
-    def lane(index: int) -> None:
-        player = Player(url, tokens[index], seed=1000 + index)
-        try:
-            player.new_match(names[index])
-            ready.wait()
-            ready.wait()  # the origin is set between the two waits
-            slot = origin[0] + index / rate
-            end = origin[0] + seconds
-            while slot < end:
-                view = player.view()
-                pause = slot - time.perf_counter()
-                if pause > 0:
-                    time.sleep(pause)
-                else:
-                    late_starts[index] += 1
-                status, body = player.move(view)
-                done = time.perf_counter()
-                if status == 200:
-                    latencies[index].append(done - slot)
-                    if body["ended_match"]:
-                        player.new_match(names[index])
-                else:
-                    errors[index] += 1
-                slot += period
-        except BaseException as exc:
-            failures.append(exc)
-            ready.abort()
-        finally:
-            player.http.close()
-
-    threads = [threading.Thread(target=lane, args=(i,)) for i in range(lanes)]
-    for thread in threads:
-        thread.start()
-    try:
-        ready.wait()
-        origin.append(time.perf_counter() + 0.5)
-        ready.wait()
-    except threading.BrokenBarrierError:
-        pass
-    web0, db0 = _process_cpu(f"127.0.0.1:{server.port}"), _process_cpu(server.database)
-    machine0, cpu0, started = _machine_cpu()[0], _cpu(), time.perf_counter()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    ours = (
-        _cpu_since(web0, f"127.0.0.1:{server.port}")
-        + _cpu_since(db0, server.database)
-        + _cpu() - cpu0
-    )  # fmt: skip
-    other_cores = max(0.0, _machine_cpu()[0] - machine0 - ours) / elapsed
-    if failures:
-        raise RuntimeError(f"a lane failed: {failures[:1]}")
-    flat = sorted(x for lane_latencies in latencies for x in lane_latencies)
-    return {
-        "moves": len(flat),
-        "achieved_rate": len(flat) / seconds,
-        "median_ms": 1000 * statistics.median(flat),
-        "p99_ms": 1000 * flat[min(len(flat) - 1, int(0.99 * len(flat)))],
-        "max_ms": 1000 * flat[-1],
-        "late_starts": sum(late_starts),
-        "errors": sum(errors),
-        "other_cores": other_cores,
-    }
-
-
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _machine_cpu() -> tuple[float, float]:
-    """Return (busy, total) CPU seconds of the whole machine so far (/proc/stat)."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle and iowait
-    total = sum(fields[:8])
-    return (total - idle) / _TICKS, total / _TICKS
-
-
-def calibrate() -> float:
-    """Return the milliseconds a fixed piece of pure Python takes now (lower is faster).
-
-    The machine's speed varies beyond what other processes take (a virtual machine's
-    host is shared too); this figure, taken before each run, says how fast it was.
-    """
-    from games.engine import load_game
-
-    game = load_game("durak", players=2)
-    started = time.perf_counter()
-    for seed in range(200):
-        state = game.deal(seed=seed)
-        rng = random.Random(seed)
-        while not state.is_over:
-            state = state.play(rng.choice(state.legal_moves()))
-    return 1000 * (time.perf_counter() - started)
-
-
-def wait_for_idle(*, busy_below: float, timeout: float) -> float:
-    """Wait until other processes use less than ``busy_below`` cores; return that use.
-
-    The machine is shared: a run measured while something else computes measures that
-    too. Gives up (and returns the last figure) after ``timeout`` seconds.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        busy0, _ = _machine_cpu()
-        time.sleep(2)
-        busy = (_machine_cpu()[0] - busy0) / 2
-        if busy < busy_below or time.monotonic() > deadline:
-            return busy
-
-
-def _process_cpu(match: str) -> dict[int, float]:
-    """Return ``{pid: CPU seconds so far}`` of the processes whose command line has ``match``."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            if match not in command:
-                continue
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        found[int(entry.name)] = (int(fields[11]) + int(fields[12])) / _TICKS
-    return found
-
-
-def _cpu_since(before: dict[int, float], match: str) -> float:
-    """Return the CPU seconds the processes matching ``match`` used since ``before``.
-
-    A process that started meanwhile counts in full; one that ended (PostgreSQL ends a
-    backend when Django closes a connection older than ``CONN_MAX_AGE``) is left out, so
-    the figure can be a little low, never negative.
-    """
-    now = _process_cpu(match)
-    return sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
 
 
 # --- Part (c): cost per move in the service ---------------------------------------------
@@ -469,6 +188,7 @@ def run_service_costs(samples: int = 10) -> dict:
 
     from games.models import Match
     from games.rows import match_row
+    from games.seating import SeatHolder
     from games.selectors import match_state
     from games.services import match_create, match_move_submit
 
@@ -483,7 +203,7 @@ def run_service_costs(samples: int = 10) -> dict:
         rng = random.Random(seed)
         match = match_create(
             creator=user, game="durak", players=2, format="fool",
-            seats=[{"user": user}, {"user": user}],
+            seats=[SeatHolder(user=user), SeatHolder(user=user)],
         )  # fmt: skip
         while True:
             started = time.perf_counter()
@@ -543,6 +263,9 @@ def main() -> None:
     parser.add_argument("--worker", action="store_true", help="run a Celery worker too")
     parser.add_argument("--parts", default="abc", help="which parts to run, e.g. ab")
     parser.add_argument(
+        "--servers", default="asgi", help="server shapes, taking turns: asgi, gthread or both"
+    )
+    parser.add_argument(
         "--idle-below",
         type=float,
         default=0.15,
@@ -552,7 +275,10 @@ def main() -> None:
         "--idle-timeout", type=float, default=900, help="seconds to wait for that at most"
     )
     parser.add_argument(
-        "--http", choices=sorted(TRANSPORTS), default="stdlib", help="the load generator's client"
+        "--http",
+        choices=sorted(api_load.TRANSPORTS),
+        default="stdlib",
+        help="the load generator's client",
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument(
@@ -561,7 +287,7 @@ def main() -> None:
     args = parser.parse_args()
     # Stopped from outside (timeout, Ctrl-C), still stop gunicorn and drop the database.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    Player.transport = TRANSPORTS[args.http]
+    api_load.Player.transport = api_load.TRANSPORTS[args.http]
 
     with (
         tempfile.TemporaryDirectory() as var_dir,
@@ -573,40 +299,48 @@ def main() -> None:
         harness.django_setup(env | {"CELERY_TASK_ALWAYS_EAGER": "0"})
         with Server(
             env=env, database=database, workers=args.workers, threads=args.threads,
-            worker=args.worker, log=args.server_log,
+            worker=args.worker, log=args.server_log, shapes=tuple(args.servers.split(",")),
         ) as server:  # fmt: skip
-            throughput, latency, service = measure(args, server)
+            results, service = measure(args, server)
 
-    print()
-    print(
-        f"Python {platform.python_version()}, {os.cpu_count()} cores, gunicorn "
-        f"{args.workers} workers x {args.threads} threads (gthread), PostgreSQL, "
-        f"broker {'Redis' if broker.url else 'embedded'}"
-        f"{' + Celery worker' if args.worker else ''}; load generator {args.http}; "
-        f"{args.repeats} runs of {args.seconds:g} s; median (min-max)"
-    )
-    if throughput:
-        _print_throughput(args, throughput)
-    if latency:
-        _print_latency(args, latency)
+    for shape, (throughput, latency) in results.items():
+        print()
+        print(
+            f"Python {platform.python_version()}, {os.cpu_count()} cores, gunicorn "
+            f"{args.workers} workers x {args.threads} threads ({SHAPE_NAMES[shape]}), "
+            f"PostgreSQL, broker {'Redis' if broker.url else 'embedded'}"
+            f"{' + Celery worker' if args.worker else ''}; load generator {args.http}; "
+            f"{args.repeats} runs of {args.seconds:g} s; median (min-max)"
+        )
+        if throughput:
+            _print_throughput(args, throughput)
+        if latency:
+            _print_latency(args, latency)
     if service:
         _print_service(service)
     if args.json:
-        args.json.write_text(
-            json.dumps({"throughput": throughput, "latency": latency, "service": service}, indent=2)
-        )
+        first = results[server.shapes[0]]
+        figures = {"throughput": first[0], "latency": first[1], "service": service}
+        figures["shapes"] = {
+            name: {"throughput": runs[0], "latency": runs[1]} for name, runs in results.items()
+        }
+        args.json.write_text(json.dumps(figures, indent=2))
 
 
-def measure(args, server: Server) -> tuple[list[dict], list[dict], dict | None]:
-    """Run the parts asked for; return the runs of (a), of (b) and the costs of (c)."""
+def measure(args, server: Server) -> tuple[dict[str, tuple[list, list]], dict | None]:
+    """Run the parts asked for; return the runs of (a) and of (b) per server shape, and
+    the costs of (c)."""
     tokens = _tokens(args.clients + args.lanes)
     names = [_username(t) for t in tokens]
-    throughput, latency = [], []
-    for repeat in range(args.repeats):
+    results: dict[str, tuple[list, list]] = {shape: ([], []) for shape in server.shapes}
+    for repeat, shape in [(r, s) for r in range(args.repeats) for s in server.shapes]:
+        server.use(shape)
+        throughput, latency = results[shape]
+        print(f"-- {shape}", flush=True)
         if "a" in args.parts:
-            wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
-            speed = calibrate()
-            got = run_throughput(
+            machine.wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+            speed = machine.calibrate()
+            got = api_load.run_throughput(
                 server.url, tokens[: args.clients], names[: args.clients], args.seconds,
                 server,
             )  # fmt: skip
@@ -614,9 +348,9 @@ def measure(args, server: Server) -> tuple[list[dict], list[dict], dict | None]:
             throughput.append(got)
             print(f"(a) run {repeat + 1}: {json.dumps(got)}", flush=True)
         if "b" in args.parts:
-            wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
-            speed = calibrate()
-            got = run_latency(
+            machine.wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+            speed = machine.calibrate()
+            got = api_load.run_latency(
                 server.url, tokens[args.clients :], names[args.clients :], args.rate,
                 args.seconds, server,
             )  # fmt: skip
@@ -625,9 +359,9 @@ def measure(args, server: Server) -> tuple[list[dict], list[dict], dict | None]:
             print(f"(b) run {repeat + 1}: {json.dumps(got)}", flush=True)
     service = None
     if "c" in args.parts:
-        wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
+        machine.wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
         service = run_service_costs()
-    return throughput, latency, service
+    return results, service
 
 
 def _quiet(runs: list[dict], args) -> list[dict]:

@@ -1,12 +1,15 @@
 """The scratch set-up the benchmarks share: a database, a broker queue, Django, servers.
 
+(The ops tests, which start servers of their own too, use its process helpers.)
+
 A benchmark runs in a process of its own and must leave nothing behind on a machine that
 others share: ``scratch_database`` creates a PostgreSQL database (or an SQLite file) and
 drops it at the end, whatever happens; ``broker_queue`` gives the Celery messages a queue
 on Redis that no other worker reads, emptied before and after (another database on the
 same Redis is never touched); ``environment`` is what Django, gunicorn and Celery workers
 need to run on them; ``django_setup`` configures this process with it; ``start`` and
-``stop`` run a server or a worker as a process group that is always stopped.
+``stop_process_group`` run a server or a worker as a process group that is always
+stopped.
 """
 
 from __future__ import annotations
@@ -157,15 +160,16 @@ def start(command: list[str], *, env: Mapping[str, str], log: Path | None = None
     )
 
 
-def stop(process: subprocess.Popen, *, timeout: float = 30) -> None:
-    """Stop a process started by ``start``, and its children; kill it if it lingers."""
+def stop_process_group(process: subprocess.Popen, timeout: float = 30) -> None:
+    """Stop a process started with ``start_new_session=True`` and its group: SIGTERM, then
+    SIGKILL if it has not ended within ``timeout`` seconds."""
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def celery_worker(*, node: str, pool: str = "prefork", concurrency: int = 1) -> list[str]:
@@ -177,10 +181,10 @@ def celery_worker(*, node: str, pool: str = "prefork", concurrency: int = 1) -> 
     ]  # fmt: skip
 
 
-def wait_until(ready: Callable[[], bool], *, timeout: float, what: str) -> None:
-    """Wait until ``ready()`` is true; exit with an error naming ``what`` after ``timeout``."""
+def wait_until(predicate: Callable[[], bool], *, timeout: float, what: str) -> None:
+    """Wait until ``predicate()`` is true; raise TimeoutError naming ``what`` after ``timeout``."""
     deadline = time.monotonic() + timeout
-    while not ready():
+    while not predicate():
         if time.monotonic() > deadline:
-            sys.exit(f"{what} within {timeout:g} s")
-        time.sleep(0.2)
+            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.1)

@@ -106,7 +106,7 @@ def celery_run(bots, options, workers: int, env: dict, broker: harness.Broker) -
         harness.wait_until(
             lambda: bool(celery_app.control.ping(destination=[node], timeout=0.5)),
             timeout=60,
-            what="the worker did not start",
+            what="the worker to start",
         )
         tournament = create(bots, options)
         tournament_start(tournament_id=tournament.pk)
@@ -122,7 +122,7 @@ def celery_run(bots, options, workers: int, env: dict, broker: harness.Broker) -
         elapsed = (finished - tournament.started_at).total_seconds()
         return 60 * tournament.matches_total / elapsed
     finally:
-        harness.stop(worker, timeout=60)
+        harness.stop_process_group(worker, timeout=60)
 
 
 def inline_run(bots, options) -> float:

@@ -27,6 +27,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -38,9 +39,10 @@ from bots.driver import (
     bot_forfeit,
     bot_move_key,
     lease_claim,
+    lease_release,
 )
 from bots.models import BotTurnLease
-from bots.protocol import Fault, build_request, request_timed
+from bots.protocol import Fault, move_request, request_timed
 from bots.services import bot_caller, bot_health_record
 
 # Seconds a call over its owner's share waits before it looks again.
@@ -73,15 +75,13 @@ def http_turn_play(turn: BotTurn, driver: Driver) -> int:
 
 def _call_new(turn: BotTurn, driver: Driver) -> dict:
     limit = turn.move_time_limit
-    payload = build_request(
+    payload = move_request(
+        state=turn.state,
         match_id=turn.match_id,
         game=turn.game,
         options=turn.options,
-        seat=turn.seat,
-        view=turn.state.view(turn.seat),
-        legal_moves=turn.state.legal_moves(),
-        deadline=timezone.now() + timedelta(seconds=limit),
         time_limit=limit,
+        now=timezone.now(),
     )
     bot = turn.bot
     return {
@@ -117,6 +117,9 @@ def call_dispatch(call: dict) -> None:
 
     now = timezone.now()
     with transaction.atomic():
+        # The owner's row is the share's lock: two workers dispatching calls of one owner at
+        # once count one after the other, so the share is never exceeded.
+        list(get_user_model().objects.select_for_update().filter(pk=call["owner_id"]).values("pk"))
         in_flight = (
             BotTurnLease.objects.filter(calling_owner_id=call["owner_id"], expires_at__gt=now)
             .exclude(match_id=call["match_id"])
@@ -164,7 +167,8 @@ def call_make(call: dict) -> dict:
 
 def answer_play(call: dict, answer: dict) -> bool:
     """Play the bot's answer to the call, or forfeit its seat with the fault; return
-    whether a move was made (then the driver plays on with the call's claim).
+    whether a move was made (then the driver plays on with the call's claim, which is let
+    go otherwise).
 
     An answer whose call no longer holds the match's claim is dropped: another driver
     took the match after the claim lapsed and asks the bot again.
@@ -188,6 +192,7 @@ def answer_play(call: dict, answer: dict) -> bool:
             match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
             code=answer["fault"], detail=answer["detail"],
         )  # fmt: skip
+        lease_release(match_id, call["holder"])
         return False
     move = ArenaMove(
         seat=seat,
@@ -206,8 +211,10 @@ def answer_play(call: dict, answer: dict) -> bool:
             match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
             code=Fault.ILLEGAL_MOVE, detail=str(exc),
         )  # fmt: skip
+        lease_release(match_id, call["holder"])
         return False
     except TURN_GONE:
+        lease_release(match_id, call["holder"])
         return False
     if call["recovers"]:
         with transaction.atomic():

@@ -121,7 +121,7 @@ def _play(match_id: int, *, max_moves: int | None, pool: bool, holder: str) -> D
         driver.played = played
         # A call handed to the I/O pool keeps the claim: its answer plays on with it.
         if driver.claimed and not driver.handed_off:
-            _lease_release(match_id, driver.holder)
+            lease_release(match_id, driver.holder)
     return driver
 
 
@@ -313,7 +313,7 @@ def lease_claim(
     return True
 
 
-def _lease_release(match_id: int, holder: str) -> None:
+def lease_release(match_id: int, holder: str) -> None:
     """Let go of the match, if ``holder`` holds it, so the next driver need not wait."""
     with transaction.atomic():
         BotTurnLease.objects.filter(match_id=match_id, holder=holder).delete()

@@ -83,6 +83,12 @@ class Bot(models.Model):
         return self.kind in (self.Kind.HTTP, self.Kind.BUILTIN)
 
     @property
+    def seated_by_anyone(self) -> bool:
+        """Whether anyone may seat this bot in a match: the built-in players, which are
+        everyone's; another bot only its owner or the arena (``games`` asks it)."""
+        return self.kind == self.Kind.BUILTIN
+
+    @property
     def open_matches_capped(self) -> bool:
         """Whether ``MAX_OPEN_MATCHES_PER_BOT`` applies: not to the built-in players, which
         the arena seats in as many matches as it opens."""

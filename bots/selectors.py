@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from django.db.models import Q
+from datetime import datetime
 
-from bots.models import Bot
+from django.db.models import Q, QuerySet
+
+from bots.models import Bot, BotTurnLease
 
 
 def bot_by_name_or_id(name_or_id: str) -> Bot | None:
@@ -13,3 +15,9 @@ def bot_by_name_or_id(name_or_id: str) -> Bot | None:
     if name_or_id.isdigit():
         condition |= Q(pk=int(name_or_id))
     return Bot.objects.filter(condition).first()
+
+
+def matches_claimed(*, now: datetime) -> QuerySet:
+    """Return the ids of the matches a bot driver holds a live claim on at ``now`` (a
+    subquery): a match in play whose claim lapsed has no driver left."""
+    return BotTurnLease.objects.filter(expires_at__gt=now).values("match_id")

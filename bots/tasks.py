@@ -80,20 +80,20 @@ def play_bot_turns(match_id: int) -> None:
 # hands the overdue turn over), and a call redelivered late is refused by its send_by.
 
 
-@shared_task(ignore_result=True)
+@shared_task(acks_late=False, ignore_result=True)
 def bot_call_dispatch(call: dict) -> None:
     """Queue an HTTP bot's call on the I/O pool once its owner has calls to spare."""
     calls.call_dispatch(call)
 
 
-@shared_task(ignore_result=True)
+@shared_task(acks_late=False, ignore_result=True)
 def bot_call(call: dict) -> None:
     """Make one HTTP bot's call and hand its answer to a CPU worker."""
     answer = calls.call_make(call)
     bot_answer_play.delay(call, answer)  # the default queue: the CPU workers
 
 
-@shared_task(ignore_result=True)
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def bot_answer_play(call: dict, answer: dict) -> None:
     """Play an HTTP bot's answer, then the match's next arena moves."""
     if calls.answer_play(call, answer):

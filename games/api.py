@@ -18,8 +18,9 @@ from cardserver.api import error_body
 from games import errors
 from games.models import Match
 from games.rows import match_row
-from games.selectors import match_decks, match_for_reading, match_state
+from games.selectors import match_decks, match_for_reading
 from games.serializers import MatchDetailSerializer
+from games.services import match_snapshot_refresh
 
 STATUS_OF_ERROR: dict[type[errors.MatchError], int] = {
     errors.NotYourSeat: 403,
@@ -79,9 +80,9 @@ def my_seat(mine: list[int], requested: int | None, to_move: int | None) -> int:
 def _public_state(match: Match) -> dict | None:
     """Return what anyone may see of the table: everything once the match is over."""
     if match.status == Match.Status.ACTIVE:
-        return match_state(match).view(None)
+        return match_snapshot_refresh(match=match).view(None)
     if match.status == Match.Status.FINISHED:
-        return match_state(match).reveal()
+        return match_snapshot_refresh(match=match).reveal()
     return None
 
 

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from games.events import Change, match_changed_announce
 from games.models import Match
-from games.selectors import match_state, overdue_match_ids
+from games.selectors import match_snapshot_current, match_state, overdue_match_ids
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +113,11 @@ def match_forfeit_locked(*, match: Match, seat: int, code: str, detail: str, now
     ``games.services``, because the clock is what forfeits most; a resignation and the
     driver's forfeits come through ``games.services.match_forfeit``.
     """
-    public = match_state(match).view(None)
+    state = match_state(match)
+    if not match_snapshot_current(match):
+        # Saved below with the forfeit: a finished match's snapshot is its final state.
+        match.snapshot, match.snapshot_ply = state.to_json(), match.ply
+    public = state.view(None)
     if match.format == Match.Format.FOOL:
         result = {
             "loser": seat,

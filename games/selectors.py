@@ -1,25 +1,30 @@
-"""Reads of matches that several views, services and tasks share.
+"""Reads of matches that several views, services and tasks share; none of them writes.
 
 The state of a match is what the engine gives when it replays the log. ``match_state``
-takes it from the cached snapshot when that is current, and otherwise replays the log
-and rewrites the snapshot.
+takes it from the cached snapshot when that is current, and otherwise replays the log;
+``games.services.match_snapshot_refresh`` is the one that also stores the replay.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
-from collections.abc import Iterator
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.db.models import Prefetch, QuerySet
 
 from games.engine import DurakSeries, EndReason, IllegalMove, load_game, load_state
 from games.engine.cards import shuffled_deck
+from games.engine.replay import replay_steps
 from games.fairness import commitment_matches
 from games.models import Match, Move, Seat
 from games.rows import seat_indices
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 # A finished match's end_reason is one of these or a forfeit code ("timeout", "resign"...).
 ENGINE_END_REASONS = frozenset(EndReason)
@@ -33,7 +38,7 @@ _SEATS_HELD_MAX = 20_000
 _SEATS_HELD_LOCK = threading.Lock()
 
 
-def seats_of(user, match: Match | int) -> list[int]:
+def seats_of(user: User | AnonymousUser | None, match: Match | int) -> list[int]:
     """Return the indices of the seats ``user`` holds in the match, lowest first.
 
     A user holds a seat directly (``Seat.user``) or through a client bot whose account it
@@ -68,7 +73,7 @@ def seats_forget_all() -> None:
         _SEATS_HELD.clear()
 
 
-def seats_remember(*, match_id: int, user, seats: list[int]) -> None:
+def seats_remember(*, match_id: int, user: User, seats: list[int]) -> None:
     """Remember the seats ``user`` holds in a match that has started (they never change)."""
     with _SEATS_HELD_LOCK:
         _SEATS_HELD[(match_id, user.pk)] = list(seats)
@@ -130,25 +135,44 @@ def match_initial_state(match: Match):
 def match_state(match: Match):
     """Return the engine state after the match's ``ply`` moves.
 
-    From the snapshot when ``snapshot_ply == match.ply``; otherwise replay the log from the
-    deal and store the result as the new snapshot (only if the match is still at that
-    ply, so a slow reader never puts an old snapshot over a newer one).
+    From the snapshot when it is current (``snapshot_ply == match.ply``); otherwise
+    replayed from the log, and nothing is stored (``match_snapshot_refresh`` stores it).
     """
-    if match.snapshot is not None and match.snapshot_ply == match.ply:
+    if match_snapshot_current(match):
         return load_state(match.snapshot)
-    state = match_initial_state(match)
+    return match_replayed_state(match)
+
+
+def match_snapshot_current(match: Match) -> bool:
+    """Return whether the match's snapshot is the state after its ``ply`` moves."""
+    return match.snapshot is not None and match.snapshot_ply == match.ply
+
+
+def match_replayed_state(match: Match):
+    """Return the engine state after the match's ``ply`` moves, replayed from the log."""
     moves = (
         Move.objects.filter(match_id=match.pk, ply__lt=match.ply)
         .order_by("ply")
         .values_list("move", flat=True)
     )
+    return _final(_replay(match, moves))
+
+
+def _replay(match: Match, moves: Iterable[dict]) -> Iterator:
+    """Yield the engine state after 0, 1, ... of ``moves``, from the match's first deal.
+
+    The one replay of a log: the state, the replay steps and the verification use it.
+    """
+    state = match_initial_state(match)
+    yield state
     for move in moves:
         state = state.play(move)
-    snapshot = state.to_json()
-    Match.objects.filter(pk=match.pk, ply=match.ply).update(
-        snapshot=snapshot, snapshot_ply=match.ply
-    )
-    match.snapshot, match.snapshot_ply = snapshot, match.ply
+        yield state
+
+
+def _final(states: Iterator):
+    """Return the last of the states (the replay runs to the end of its log)."""
+    (state,) = deque(states, maxlen=1)
     return state
 
 
@@ -174,11 +198,7 @@ def match_decks(match: Match, final_state=None) -> list[list[str]]:
 
 def match_states(match: Match, moves: list[Move]) -> Iterator:
     """Yield the engine state after 0, 1, ..., len(moves) moves of the log."""
-    state = match_initial_state(match)
-    yield state
-    for move in moves:
-        state = state.play(move.move)
-        yield state
+    return _replay(match, (move.move for move in moves))
 
 
 def match_log(match: Match, *, up_to_ply: int | None = None) -> list[Move]:
@@ -205,25 +225,11 @@ def match_replay_steps(match: Match, *, only: int | None = None) -> list[dict]:
     """
     complete = match.status == Match.Status.FINISHED
     moves = match_log(match, up_to_ply=only)
-    steps = []
-    for ply, state in enumerate(match_states(match, moves)):
-        if only is not None and ply != only:
-            continue
-        shown = state.reveal() if complete else state.view(None)
-        shown.pop("history", None)
-        last = moves[ply - 1] if ply else None
-        steps.append(
-            {
-                "ply": ply,
-                "seat": last.seat if last else None,
-                "move": last.move if last else None,
-                "received_at": last.received_at if last else None,
-                "time_taken": last.time_taken if last else None,
-                "think_time": move_think_time(last) if last else None,
-                "state": shown,
-            }
-        )
-    return steps
+    return replay_steps(
+        match_states(match, moves), moves, complete=complete, only=only,
+        think_time=move_think_time,
+    )
+
 
 # --- Verification -------------------------------------------------------------------------
 
@@ -262,9 +268,7 @@ def match_verification(match: Match) -> Verification:
     state = None
     replay_ok = True
     try:
-        state = match_initial_state(match)
-        for move in moves:
-            state = state.play(move.move)
+        state = _final(match_states(match, moves))
     except (IllegalMove, ValueError) as exc:
         replay_ok = False
         problems.append(f"the log does not replay on the committed decks: {exc}")

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -42,14 +42,22 @@ from games.events import Change, match_changed_announce
 from games.fairness import decks_commitment, new_seed, seed_commitment
 from games.models import Match, Move, Seat
 from games.rows import match_row, match_update, move_insert
-from games.selectors import match_initial_state, match_state, state_end_reason
+from games.seating import SeatedBot, SeatHolder
+from games.selectors import (
+    match_initial_state,
+    match_replayed_state,
+    match_snapshot_current,
+    match_state,
+    state_end_reason,
+)
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MOVE_TIME_LIMIT = 60.0
 MAX_MOVE_TIME_LIMIT = 24 * 3600.0
 
-Holder = dict[str, Any] | None
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 @dataclass(frozen=True)
@@ -72,10 +80,10 @@ class MoveOutcome:
 
 def match_create(
     *,
-    creator,
+    creator: User | None,
     game: str,
     players: int,
-    seats: list[Holder],
+    seats: Sequence[SeatHolder | None],
     deck_size: int | None = None,
     format: str = Match.Format.DEAL,
     move_time_limit: float = DEFAULT_MOVE_TIME_LIMIT,
@@ -84,16 +92,19 @@ def match_create(
     dealer: int = 0,
     decks_trusted: bool = False,
     notify: bool = True,
+    by_arena: bool = False,
 ) -> Match:
     """Create a match; start it at once if every seat is held.
 
-    ``seats`` has one entry per seat: ``{"user": user}``, ``{"bot": bot}``, or None for a
-    seat left open for ``match_join``. ``decks`` (unrated single deals only) replaces the
+    ``seats`` has one entry per seat: its ``SeatHolder``, or None for a seat left open for
+    ``match_join``. ``decks`` (unrated single deals only) replaces the
     secret seed with a deck the creator chose, top card first, given as a one-deck list;
     with ``decks_trusted`` the decks come from a source as secret as a seed (a duplicate
     tournament's own seed, never a player), and a rated match may use them. With
     ``notify`` false no message is sent when it starts (no turn notice, no deadline
     watch): the caller plays its bots' turns itself (the tournament and ladder tasks).
+    ``by_arena``: the arena seats the bots (tournaments, the ladder), not ``creator``,
+    who may otherwise seat only bots of their own and built-in ones (``bot_seat_check``).
     Raise InvalidMatchRequest for options, seats or decks that do not make a match.
     """
     try:
@@ -120,8 +131,10 @@ def match_create(
     for holder in seats:
         if holder is not None:
             _check_holder(holder, game)
+            if holder.bot is not None and not by_arena:
+                bot_seat_check(bot=holder.bot, user=creator)
     if rated:
-        held = [_holder_key(h) for h in seats if h is not None]
+        held = [holder.key for holder in seats if holder is not None]
         if len(held) != len(set(held)):
             raise InvalidMatchRequest("a rated match needs a different player in every seat")
 
@@ -142,7 +155,7 @@ def match_create(
         arena_seats = [
             index
             for index, holder in enumerate(seats)
-            if "bot" in holder and holder["bot"].played_by_arena
+            if holder.bot is not None and holder.bot.played_by_arena
         ]
         _deal(match, timezone.now(), arena_seats)
     with transaction.atomic():
@@ -151,9 +164,9 @@ def match_create(
             Seat(
                 match=match,
                 index=index,
-                user=(holder or {}).get("user"),
-                bot=(holder or {}).get("bot"),
-                bot_version_id=_version_of((holder or {}).get("bot")),
+                user=holder.user if holder else None,
+                bot=holder.bot if holder else None,
+                bot_version_id=_version_of(holder.bot if holder else None),
             )
             for index, holder in enumerate(seats)
         )
@@ -162,7 +175,9 @@ def match_create(
     return match
 
 
-def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) -> Seat:
+def match_join(
+    *, match_id: int, user: User, seat_index: int | None = None, bot: SeatedBot | None = None
+) -> Seat:
     """Seat ``user`` (or ``bot``, which the user owns) at an open seat; start a full match.
 
     Without ``seat_index`` the lowest open seat is taken. Raise MatchNotWaiting once the
@@ -174,15 +189,14 @@ def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) 
         if match.status != Match.Status.WAITING:
             raise MatchNotWaiting()
         if bot is not None:
-            if bot.owner_id != user.pk and bot.account_id != user.pk:
-                raise InvalidMatchRequest(f"you can seat only your own bots, not {bot.name}")
-            holder: dict[str, Any] = {"bot": bot}
+            bot_seat_check(bot=bot, user=user)
+            holder = SeatHolder(bot=bot)
         else:
-            holder = {"user": user}
+            holder = SeatHolder(user=user)
         _check_holder(holder, match.game)
         seats = list(Seat.objects.filter(match=match).order_by("index"))
-        if match.rated and _holder_key(holder) in {
-            _holder_key({"user": s.user_id} if s.user_id else {"bot": s.bot_id})
+        if match.rated and holder.key in {
+            ("user", s.user_id) if s.user_id else ("bot", s.bot_id)
             for s in seats
             if s.user_id or s.bot_id
         }:
@@ -200,8 +214,8 @@ def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) 
             seat = seats[seat_index]
             if seat not in open_seats:
                 raise SeatTaken()
-        seat.user = holder.get("user")
-        seat.bot = holder.get("bot")
+        seat.user = holder.user
+        seat.bot = holder.bot
         seat.bot_version_id = _version_of(seat.bot)
         seat.save(update_fields=["user", "bot", "bot_version"])
         if len(open_seats) == 1:
@@ -209,6 +223,23 @@ def match_join(*, match_id: int, user, seat_index: int | None = None, bot=None) 
         else:
             match_changed_announce(match, Change.JOINED)
     return seat
+
+
+def bot_seat_check(*, bot: SeatedBot, user: User | None) -> None:
+    """Raise InvalidMatchRequest unless ``user`` may seat ``bot`` in a match.
+
+    A person seats their own bots (owned, or the client bot whose account they are) and
+    the built-in ones, which are everyone's; only the arena (tournaments, the ladder)
+    seats anyone's bot. Rated or not: a bot that forfeits loses health, and unhealthy
+    bots leave the ladder, so a match someone else made for a bot, with a move time
+    limit it cannot meet, would harm its ratings too.
+    """
+    if bot.seated_by_anyone:
+        return
+    if user is None or user.pk not in (bot.owner_id, bot.account_id):
+        raise InvalidMatchRequest(
+            f"you can seat only your own bots and the built-in ones, not {bot.name}"
+        )
 
 
 def match_start(*, match: Match, now: datetime | None = None) -> Match:
@@ -272,7 +303,7 @@ def _on_commit_started(match: Match, *, notify: bool) -> None:
         transaction.on_commit(lambda: clock.deadline_watch_send(match_id, first_deadline))
 
 
-def match_cancel(*, match_id: int, user) -> Match:
+def match_cancel(*, match_id: int, user: User) -> Match:
     """Abort a match that is still waiting for players; only its creator may."""
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=match_id)
@@ -288,7 +319,7 @@ def match_cancel(*, match_id: int, user) -> Match:
     return match
 
 
-def match_quota_check(*, user, bots: list | tuple = ()) -> None:
+def match_quota_check(*, user: User, bots: Sequence[SeatedBot | None] = ()) -> None:
     """Raise TooManyOpenMatches if ``user`` may not open one more match with ``bots`` seated.
 
     For requests of people and client bots (the API): a user may have
@@ -316,6 +347,24 @@ def match_quota_check(*, user, bots: list | tuple = ()) -> None:
 
 
 # --- Playing ----------------------------------------------------------------------------
+
+
+def match_snapshot_refresh(*, match: Match):
+    """Return the engine state after the match's ``ply`` moves, and cache it if need be.
+
+    A snapshot behind the match's ply is replaced by the replay of the log, stored only
+    if the match is still at that ply, so a slow reader never puts an old snapshot over
+    a newer one.
+    """
+    if match_snapshot_current(match):
+        return match_state(match)
+    state = match_replayed_state(match)
+    snapshot = state.to_json()
+    Match.objects.filter(pk=match.pk, ply=match.ply).update(
+        snapshot=snapshot, snapshot_ply=match.ply
+    )
+    match.snapshot, match.snapshot_ply = snapshot, match.ply
+    return state
 
 
 def match_move_submit(
@@ -578,29 +627,43 @@ def match_forfeit(
     return match
 
 
+def match_resign(*, match_id: int, seat: int) -> Match:
+    """End an active match with ``seat`` resigning (its loser, ``end_reason`` "resign").
+
+    The status is read under the match's lock, so of two seats resigning at once one
+    resigns and the other gets MatchNotActive; so does a seat of a match already over.
+    """
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.status != Match.Status.ACTIVE:
+            raise MatchNotActive(match.status, match.ply)
+        if not 0 <= seat < match.players:
+            raise InvalidMatchRequest(f"seat {seat} is not in this match")
+        clock.match_forfeit_locked(
+            match=match, seat=seat, code="resign", detail=f"seat {seat} resigned",
+            now=timezone.now(),
+        )  # fmt: skip
+    return match
+
+
 # --- Helpers ----------------------------------------------------------------------------
 
 
-def _version_of(bot) -> int | None:
+def _version_of(bot: SeatedBot | None) -> int | None:
     """The version a seat records for ``bot``: the bot's current one (``bots`` keeps it on
     the bot's row, so the bot seated here carries it and no query is needed)."""
     return bot.version_id if bot is not None else None
 
 
-def _check_holder(holder: dict[str, Any], game: str) -> None:
-    if set(holder) not in ({"user"}, {"bot"}) or next(iter(holder.values())) is None:
-        raise InvalidMatchRequest('a seat is held by {"user": ...} or {"bot": ...}, or open')
-    bot = holder.get("bot")
+def _check_holder(holder: SeatHolder, game: str) -> None:
+    if not isinstance(holder, SeatHolder):
+        raise TypeError(f"a seat is held by a SeatHolder or open (None), not {holder!r}")
+    bot = holder.bot
     if bot is not None:
         if not bot.enabled:
             raise InvalidMatchRequest(f"bot {bot.name} is disabled")
         if game not in (bot.games or []):
             raise InvalidMatchRequest(f"bot {bot.name} does not play {game}")
-
-
-def _holder_key(holder: dict[str, Any]) -> tuple[str, int]:
-    kind, value = next(iter(holder.items()))
-    return kind, value if isinstance(value, int) else value.pk
 
 
 def _checked_decks(decks: Any, *, rated: bool, format: str, deck_size: int) -> list[list[str]]:

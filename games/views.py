@@ -26,9 +26,10 @@ from games.api import (
     match_or_404,
 )
 from games.catalog import GAME_CATALOG
+from games.engine.replay import replay_document
 from games.filters import MatchFilter
 from games.models import Match
-from games.seating import bot_named
+from games.seating import SeatedBot, SeatHolder, bot_named
 from games.selectors import match_decks, match_replay_steps, match_verification, matches_for_listing
 from games.serializers import (
     GameSerializer,
@@ -108,7 +109,7 @@ class MatchListCreateView(MatchErrorsMixin, generics.ListAPIView):
         specs = data.get("seats") or [{"user": request.user.username}] + [None] * (players - 1)
         seats = [_holder(spec, request) for spec in specs]
         services.match_quota_check(
-            user=request.user, bots=[seat["bot"] for seat in seats if seat and "bot" in seat]
+            user=request.user, bots=[seat.bot for seat in seats if seat and seat.bot]
         )
         match = services.match_create(
             creator=request.user,
@@ -125,7 +126,8 @@ class MatchListCreateView(MatchErrorsMixin, generics.ListAPIView):
         return Response(match_detail(match_or_404(match.pk)), status=status.HTTP_201_CREATED)
 
 
-def _holder(spec: dict | None, request: Request) -> dict | None:
+def _holder(spec: dict | None, request: Request) -> SeatHolder | None:
+    """Return the holder a seat spec of the request names (``{"user": ...}``, ``{"bot": ...}``)."""
     if spec is None:
         return None
     if "user" in spec:
@@ -133,11 +135,11 @@ def _holder(spec: dict | None, request: Request) -> dict | None:
             raise serializers.ValidationError(
                 {"seats": ["You can seat yourself or bots; other people join by themselves."]}
             )
-        return {"user": request.user}
-    return {"bot": _bot(spec["bot"], field="seats")}
+        return SeatHolder(user=request.user)
+    return SeatHolder(bot=_bot(spec["bot"], field="seats"))
 
 
-def _bot(name_or_id: str, *, field: str):
+def _bot(name_or_id: str, *, field: str) -> SeatedBot:
     bot = bot_named(name_or_id)
     if bot is None:
         raise serializers.ValidationError({field: [f"No bot named {name_or_id!r}."]})
@@ -258,22 +260,19 @@ class MatchReplayView(MatchErrorsMixin, APIView):
         if only is not None and only > match.ply:
             raise serializers.ValidationError({"ply": [f"The log has {match.ply} moves."]})
         complete = match.status == Match.Status.FINISHED
-        return Response(
-            ReplaySerializer(
-                {
-                    "match": match.pk,
-                    "status": match.status,
-                    "complete": complete,
-                    "ply": match.ply,
-                    "seed": (match.seed or None) if complete else None,
-                    "seed_commitment": match.seed_commitment,
-                    "decks": match_decks(match) if complete else None,
-                    "result": match.result,
-                    "end_reason": match.end_reason,
-                    "steps": match_replay_steps(match, only=only),
-                }
-            ).data
+        document = replay_document(
+            match=match.pk,
+            status=match.status,
+            complete=complete,
+            ply=match.ply,
+            seed=(match.seed or None) if complete else None,
+            seed_commitment=match.seed_commitment,
+            decks=match_decks(match) if complete else None,
+            result=match.result,
+            end_reason=match.end_reason,
+            steps=match_replay_steps(match, only=only),
         )
+        return Response(ReplaySerializer(document).data)
 
 
 class MatchVerifyView(MatchErrorsMixin, APIView):

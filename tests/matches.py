@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 
 from games.engine.cards import deck_cards
 from games.models import Match
+from games.seating import SeatHolder
 from games.selectors import match_state
 from games.services import match_create, match_move_submit
 
@@ -33,7 +34,7 @@ def start_match(users: list, *, game: str = "durak", **options) -> Match:
         creator=users[0],
         game=game,
         players=len(users),
-        seats=[{"user": user} for user in users],
+        seats=[SeatHolder(user=user) for user in users],
         **options,
     )
 

@@ -90,12 +90,17 @@ def start_solo_worker(
 ) -> subprocess.Popen:
     """Start a Celery worker (solo pool) that reads only ``queue``, in ``environment``.
 
-    ``options`` go on its command line; its output is dropped, its errors go to ``stderr``
-    (a pipe by default, read with ``communicate``).
+    ``queue`` is its default queue too, and it also reads that queue's HTTP bot calls
+    (``<queue>-bot-calls``, ``BOTS_CALL_QUEUE``): one process plays the part of the CPU
+    workers and of the I/O pool. ``options`` go on its command line; its output is
+    dropped, its errors go to ``stderr`` (a pipe by default, read with ``communicate``).
     """
+    environment = {**environment, "CELERY_TASK_DEFAULT_QUEUE": queue}
+    environment.pop("BOTS_CALL_QUEUE", None)
+    queues = f"{queue},{queue}-bot-calls"
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=solo",
-         "--without-mingle", "--without-gossip", "--loglevel=WARNING", "-Q", queue, *options],
+         "--without-mingle", "--without-gossip", "--loglevel=WARNING", "-Q", queues, *options],
         cwd=BASE_DIR, env=environment, stdout=subprocess.DEVNULL, stderr=stderr, text=True,
     )  # fmt: skip
 
@@ -274,7 +279,7 @@ def test_celery_app_acks_late_and_speaks_json_only():
     assert conf.result_serializer == "json"
     assert conf.accept_content == ["json"]
     assert conf.timezone == "UTC"
-    assert conf.beat_scheduler == "django_celery_beat.schedulers:DatabaseScheduler"
+    assert conf.beat_scheduler == "cardserver.beat:LockedDatabaseScheduler"
 
 
 def test_celery_settings_override_takes_effect_and_is_undone():

@@ -27,6 +27,13 @@ BayesElo and Ordo rating lists of computer chess do it:
 Matches with the same table and loser are the same outcome, so both the fit and the
 bootstrap work on the counts of distinct outcomes: a resample is one multinomial draw
 of those counts, and 100,000 matches cost no more than the few hundred outcomes in them.
+
+Linked deals (``groups``): the deals of one duplicate ladder table, one deck in every
+seat rotation, share the deck's luck, which the rotations cancel. The point estimate is
+the same as for independent deals, but the bootstrap resamples whole tables, and the
+floor of the spread is the cluster-robust (sandwich) variance of the tables' scores
+instead of the curvature, which would count every deal as independent and so give back
+the luck that the rotations removed.
 """
 
 from __future__ import annotations
@@ -68,27 +75,47 @@ def fit_ratings(
     bootstraps: int = 200,
     confidence: float = 0.95,
     seed: int = 0,
+    groups: Sequence[Hashable | None] | None = None,
+    counts: Sequence[int] | None = None,
 ) -> list[FitEntry]:
     """Return the fitted ratings of every player in ``tables``, best first.
 
     ``tables[m]`` lists the players of match ``m`` seat by seat and ``losers[m]`` is the
     losing seat, or None for a drawn match. A player's ``games`` counts every match he
-    played, drawn or not, and ``losses`` the matches he lost.
+    played, drawn or not, and ``losses`` the matches he lost. ``groups[m]``, when given,
+    names the duplicate table that match ``m`` is a deal of (None: a deal of its own);
+    the deals of one group are resampled together and their luck counted once.
+    ``counts[m]``, when given, says that match ``m`` (or its whole group) happened that
+    many times: a caller that has counted its distinct outcomes passes each once.
     """
-    if len(tables) != len(losers):
-        raise ValueError("tables and losers must have the same length")
+    if len(tables) != len(losers) or any(
+        extra is not None and len(extra) != len(tables) for extra in (groups, counts)
+    ):
+        raise ValueError("tables, losers, groups and counts must have the same length")
     players: dict[Hashable, int] = {}
     games: Counter[int] = Counter()
     lost: Counter[int] = Counter()
-    outcomes: Counter[tuple[tuple[int, ...], int]] = Counter()
-    for table, loser in zip(tables, losers, strict=True):
+    linked: dict[Hashable, list[tuple[tuple[int, ...], int]]] = {}
+    times: dict[Hashable, int] = {}
+    outcomes: Counter[tuple[tuple[tuple[int, ...], int], ...]] = Counter()
+    for number, (table, loser) in enumerate(zip(tables, losers, strict=True)):
         coded = tuple(players.setdefault(player, len(players)) for player in table)
         if len(set(coded)) != len(coded):
             raise ValueError(f"a player sits twice at one table: {list(table)}")
-        games.update(coded)
-        if loser is not None:
-            lost[coded[loser]] += 1
-            outcomes[coded, loser] += 1
+        count = 1 if counts is None else counts[number]
+        for player in coded:
+            games[player] += count
+        if loser is None:
+            continue
+        lost[coded[loser]] += count
+        group = groups[number] if groups is not None else None
+        if group is None:
+            outcomes[((coded, loser),)] += count
+        else:
+            linked.setdefault(group, []).append((coded, loser))
+            times[group] = count
+    for group, deals in linked.items():
+        outcomes[tuple(deals)] += times[group]
     size = len(players)
     if not size:
         return []
@@ -104,7 +131,12 @@ def fit_ratings(
     wins = _wins(size, first, second, score, counts[outcome_of_pair]) + prior
     theta = _newton(wins[None])
     ratings = _to_elo(theta, anchor_index, anchor_rating)[0]
-    covariance = _covariance(theta[0], wins, anchor_index) * ELO_PER_NATURAL_UNIT**2
+    covariance = _covariance(theta[0], wins, anchor_index)
+    if linked:
+        covariance = _sandwich(
+            theta[0], covariance, first, second, score, outcome_of_pair, counts
+        )
+    covariance *= ELO_PER_NATURAL_UNIT**2
 
     if bootstraps and counts.sum():
         rng = np.random.default_rng(seed)
@@ -155,23 +187,25 @@ def fit_ratings(
 
 
 def _pair_arrays(
-    outcomes: Counter[tuple[tuple[int, ...], int]],
+    outcomes: Counter[tuple[tuple[tuple[int, ...], int], ...]],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Return the two-player games of each distinct outcome as flat arrays.
 
-    Pair ``p`` says ``first[p]`` scored ``score[p]`` against ``second[p]`` once per match
-    of outcome ``outcome_of_pair[p]``, which happened ``counts[outcome]`` times.
+    An outcome is the (table, loser) of each of its deals (one, unless linked). Pair
+    ``p`` says ``first[p]`` scored ``score[p]`` against ``second[p]`` once per match of
+    outcome ``outcome_of_pair[p]``, which happened ``counts[outcome]`` times.
     """
     first, second, score, owner = [], [], [], []
     counts = []
-    for number, ((table, loser), count) in enumerate(outcomes.items()):
+    for number, (deals, count) in enumerate(outcomes.items()):
         counts.append(count)
-        for a in range(len(table)):
-            for b in range(a + 1, len(table)):
-                first.append(table[a])
-                second.append(table[b])
-                score.append(0.0 if a == loser else 1.0 if b == loser else 0.5)
-                owner.append(number)
+        for table, loser in deals:
+            for a in range(len(table)):
+                for b in range(a + 1, len(table)):
+                    first.append(table[a])
+                    second.append(table[b])
+                    score.append(0.0 if a == loser else 1.0 if b == loser else 0.5)
+                    owner.append(number)
     as_int = {"dtype": np.intp}
     return (
         np.array(first, **as_int),
@@ -240,6 +274,30 @@ def _covariance(theta: np.ndarray, wins: np.ndarray, anchor: int | None) -> np.n
     if keep:
         covariance[np.ix_(keep, keep)] = np.linalg.inv(hessian[np.ix_(keep, keep)])
     return covariance
+
+
+def _sandwich(
+    theta: np.ndarray,
+    bread: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    score: np.ndarray,
+    outcome_of_pair: np.ndarray,
+    counts: np.ndarray,
+) -> np.ndarray:
+    """Return the cluster-robust covariance ``bread @ meat @ bread`` of the strengths.
+
+    ``bread`` is the inverse curvature (``_covariance``); the meat sums, over the
+    distinct outcomes (a linked table is one), the outer product of the outcome's score
+    residuals, so that deals whose luck cancels count for what their sum shows.
+    """
+    size = len(theta)
+    residual = score - 1.0 / (1.0 + np.exp(-(theta[first] - theta[second])))
+    gradient = np.zeros((len(counts), size))
+    np.add.at(gradient, (outcome_of_pair, first), residual)
+    np.add.at(gradient, (outcome_of_pair, second), -residual)
+    meat = (gradient * counts[:, None]).T @ gradient
+    return bread @ meat @ bread
 
 
 def _to_elo(theta: np.ndarray, anchor: int | None, anchor_rating: float) -> np.ndarray:

@@ -1,141 +1,199 @@
-"""The ladder: rated matches started among healthy, enabled bots, round the clock.
+"""The ladder: rated tables started among healthy, enabled bots, round the clock.
 
-Beat runs ``ladder_tick``, which seats tables of close-rated bots and sends each match to
-a worker (``ladder_match_play``); a bot that keeps forfeiting is paused.
+Beat runs ``ladder_tick``, which chooses tables by information (``tournaments.pairing``:
+the bots whose order the results leave least certain, with a floor of exploration) and
+sends each table to a worker (``ladder_match_play``, which plays each deal between two
+transactions: see its docstring). A table is duplicate: one deck,
+dealt once in each seat rotation of its bots, so every bot holds every hand and most of
+the deck's luck cancels; the fit links the rotations. A bot that keeps forfeiting is
+paused.
 """
 
 from __future__ import annotations
 
+import random
 import secrets
-from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from bots.driver import match_play_to_end
 from bots.models import Bot
+from games.engine.cards import shuffled_deck
 from games.models import Match, Seat
+from games.seating import SeatHolder
 from tournaments import elo
 from tournaments.models import LadderMatch, LadderPause, Rating
+from tournaments.pairing import Candidate, informative_table, seat_rotations
 from tournaments.pools import pool_of
 from tournaments.ratings import ratings_apply_match
 from tournaments.services import after_commit, matches_abort
 
 
-def ladder_tick(*, tables_per_pool: int | None = None) -> list[int]:
-    """Start rated ladder matches among healthy, enabled bots; return the new match ids.
+def ladder_tick(*, tables_per_pool: int | None = None, seed: int | None = None) -> list[int]:
+    """Start rated ladder tables among healthy, enabled bots; return their first matches.
 
     For each table shape in ``LADDER_TABLES`` start up to ``LADDER_TABLES_PER_TICK``
-    tables while fewer than ``LADDER_MAX_ACTIVE`` ladder matches are unfinished. A table
-    starts from the eligible bot with the fewest games in the pool and adds the bots
-    whose ratings are closest to its own; no two bots of one owner sit at a table
-    (built-in bots, which the arena itself runs, are exempt), and a bot plays one ladder
-    match at a time.
+    tables while fewer than ``LADDER_MAX_ACTIVE`` ladder matches are unfinished (see
+    ``ladder_plan``). ``seed`` makes the choice of tables and seats repeatable; without
+    it the tick draws a seed of its own.
+    """
+    rng = random.Random(secrets.randbits(64) if seed is None else seed)
+    created = []
+    for game, players, table in ladder_plan(rng=rng, tables_per_pool=tables_per_pool):
+        order = list(table)
+        rng.shuffle(order)
+        created.append(_ladder_match_create(game, players, order, deck_seed=secrets.token_hex(16)))
+    return created
+
+
+def ladder_plan(
+    *, rng: random.Random, tables_per_pool: int | None = None
+) -> list[tuple[str, int, list[Bot]]]:
+    """Return the tables a tick would start, as (game, players, bots); start none.
+
+    A bot plays one ladder table at a time, and no two bots of one owner sit at a table
+    (built-in bots, which the arena itself runs, are exempt). A reading only: the same
+    database and ``rng`` give the same tables.
     """
     if tables_per_pool is None:
         tables_per_pool = settings.LADDER_TABLES_PER_TICK
-    created: list[int] = []
     unfinished = LadderMatch.objects.filter(
         match__status__in=[Match.Status.WAITING, Match.Status.ACTIVE]
     )
     active = unfinished.count()
-    # A bot plays one ladder match at a time.
     busy = set(
         Seat.objects.filter(match__ladder_entry__in=unfinished).values_list("bot_id", flat=True)
     )
-    for game, players in settings.LADDER_TABLES:
-        for _ in range(tables_per_pool):
-            if active >= settings.LADDER_MAX_ACTIVE:
-                return created
-            table = _ladder_table(game, players, busy)
-            if table is None:
-                break
-            created.append(_ladder_match_create(game, players, table))
-            busy.update(bot.pk for bot in table)
-            active += 1
-    return created
-
-
-def _ladder_table(game: str, players: int, busy: set[int]) -> list[Bot] | None:
-    from tournaments.selectors import pool_ratings
-
-    pool = pool_of(game, players)
     bots = [
         bot
         for bot in Bot.objects.filter(enabled=True, healthy=True, ladder_pause=None)
         .exclude(kind=Bot.Kind.CLIENT)
         .order_by("pk")
-        if game in (bot.games or []) and bot.pk not in busy
     ]
+    plan: list[tuple[str, int, list[Bot]]] = []
+    for game, players in settings.LADDER_TABLES:
+        for _ in range(tables_per_pool):
+            if active >= settings.LADDER_MAX_ACTIVE:
+                return plan
+            free = [bot for bot in bots if game in (bot.games or []) and bot.pk not in busy]
+            table = _ladder_table(pool_of(game, players), players, free, rng)
+            if table is None:
+                break
+            plan.append((game, players, table))
+            busy.update(bot.pk for bot in table)
+            active += 1
+    return plan
+
+
+def _ladder_table(
+    pool: str, players: int, bots: list[Bot], rng: random.Random
+) -> list[Bot] | None:
+    from tournaments.selectors import pool_intervals
+
     if len(bots) < players:
         return None
-    ratings = pool_ratings(pool)
-    games = dict(Rating.objects.filter(pool=pool).values_list("bot_id", "games"))
-    return choose_table(
-        [(bot, ratings.get(bot.pk, elo.INITIAL_RATING), games.get(bot.pk, 0)) for bot in bots],
-        players,
-    )
+    fitted = pool_intervals(pool)
+    rated = {
+        bot_id: (rating, games)
+        for bot_id, rating, games in Rating.objects.filter(pool=pool).values_list(
+            "bot_id", "elo", "games"
+        )
+    }
+    by_key = {bot.pk: bot for bot in bots}
+    candidates = []
+    for bot in bots:
+        elo_now, games = rated.get(bot.pk, (elo.INITIAL_RATING, 0))
+        rating, low, high = fitted.get(bot.pk, (elo_now, None, None))
+        candidates.append(
+            Candidate(
+                key=bot.pk, owner=bot.owner_id, builtin=bot.kind == Bot.Kind.BUILTIN,
+                rating=rating, games=games, low=low, high=high,
+            )
+        )  # fmt: skip
+    table = informative_table(candidates, players, rng)
+    return None if table is None else [by_key[c.key] for c in table]
 
 
-def choose_table(candidates: Iterable[tuple[Bot, float, int]], players: int) -> list[Bot] | None:
-    """Return a table: the bot with fewest games, then the closest-rated compatible bots."""
-    candidates = sorted(candidates, key=lambda c: (c[2], c[0].pk))
-    if len(candidates) < players:
-        return None
-    first, rating, _ = candidates[0]
-    table = [first]
-    for bot, _rating, _ in sorted(candidates[1:], key=lambda c: (abs(c[1] - rating), c[2])):
-        if len(table) == players:
-            break
-        if any(_same_owner(bot, seated) for seated in table):
-            continue
-        table.append(bot)
-    return table if len(table) == players else None
-
-
-def _same_owner(a: Bot, b: Bot) -> bool:
-    if a.kind == Bot.Kind.BUILTIN and b.kind == Bot.Kind.BUILTIN:
-        return False
-    return a.owner_id == b.owner_id
-
-
-def _ladder_match_create(game: str, players: int, table: list[Bot]) -> int:
+def _ladder_match_create(
+    game: str,
+    players: int,
+    order: list[Bot],
+    *,
+    deck_seed: str,
+    table: int | None = None,
+    rotation: int = 0,
+) -> int:
+    """Create one deal of a ladder table (seats in ``order``); the first sends the task."""
     from games.services import match_create
 
-    order = list(table)
-    secrets.SystemRandom().shuffle(order)
+    deck_size = 36 if game == "durak" else 32
     with transaction.atomic():
         match = match_create(
             creator=None,
             game=game,
             players=players,
-            deck_size=36 if game == "durak" else 32,
+            deck_size=deck_size,
             format="deal",
-            seats=[{"bot": bot} for bot in order],
+            seats=[SeatHolder(bot=bot) for bot in order],
             move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
             rated=True,
             notify=False,  # play_ladder_match plays it
+            by_arena=True,
+            # The deck comes from the ladder's own secret seed, as fair as a match's own.
+            decks=[shuffled_deck(deck_seed, deck_size)],
+            decks_trusted=True,
         )
-        LadderMatch.objects.create(match=match, pool=pool_of(game, players))
+        LadderMatch.objects.create(
+            match=match,
+            pool=pool_of(game, players),
+            table=match.pk if table is None else table,
+            rotation=rotation,
+            deck_seed=deck_seed,
+        )
         match_id = match.pk
+        if table is None:
 
-        def send() -> None:
-            from tournaments.tasks import play_ladder_match
+            def send() -> None:
+                from tournaments.tasks import play_ladder_match
 
-            play_ladder_match.delay(match_id)
+                play_ladder_match.delay(match_id)
 
-        after_commit(send)
+            after_commit(send)
     return match_id
 
 
 def ladder_match_play(*, match_id: int) -> str:
-    """Play a ladder match to its end, apply its rating, pause a bot that keeps forfeiting.
+    """Play a ladder table to its end, deal by deal; return the last deal's status.
 
-    Safe to call again: the match resumes from its move log, the rating applies once.
-    Each call counts an attempt; past ``TOURNAMENT_MAX_ATTEMPTS`` the match is aborted
-    (a match whose play kills the worker does not come back for ever). Call it outside
-    any transaction. Return the match's status.
+    ``match_id`` is the table's first deal. Each deal is played to its end and rated;
+    then the next seat rotation is dealt the same deck, until every bot has held every
+    seat, unless a deal did not finish or was forfeited, or a bot of the table left the
+    ladder (disabled, unhealthy, paused). Safe to call again: finished deals are not
+    replayed, a deal resumes from its move log, each rating applies once, and each deal
+    is created once. Call it outside any transaction.
     """
+    status = _ladder_deal_play(match_id)
+    entry = LadderMatch.objects.filter(match_id=match_id).first()
+    if entry is None or entry.table is None:
+        return status
+    while status == Match.Status.FINISHED:
+        next_id = _ladder_next_deal(entry.table)
+        if next_id is None:
+            break
+        status = _ladder_deal_play(next_id)
+    return status
+
+
+def _ladder_deal_play(match_id: int) -> str:
+    """Play one deal to its end, apply its rating, pause a bot that keeps forfeiting.
+
+    Each call counts an attempt; past ``TOURNAMENT_MAX_ATTEMPTS`` the deal is aborted (a
+    deal whose play kills the worker does not come back for ever).
+    """
+    if Match.objects.filter(pk=match_id, status=Match.Status.FINISHED).exists():
+        ratings_apply_match(match_id=match_id)
+        return Match.Status.FINISHED
     with transaction.atomic():
         entry = LadderMatch.objects.select_for_update().filter(match_id=match_id).first()
         if entry is not None:
@@ -150,6 +208,36 @@ def ladder_match_play(*, match_id: int) -> str:
         if match.forfeit_seat is not None:
             ladder_forfeits_check(match_id=match_id)
     return match.status
+
+
+def _ladder_next_deal(table: int) -> int | None:
+    """Return the table's next deal to play, dealing it if needed; None when it is done."""
+    with transaction.atomic():
+        first = LadderMatch.objects.select_for_update().select_related("match").get(match_id=table)
+        deals = list(
+            LadderMatch.objects.filter(table=table).select_related("match").order_by("rotation")
+        )
+        last = deals[-1]
+        if last.match.status != Match.Status.FINISHED:
+            return last.match_id
+        players = first.match.players
+        if len(deals) >= players or last.match.forfeit_seat is not None:
+            return None
+        order = list(Bot.objects.filter(seats__match_id=table).order_by("seats__index"))
+        if len(order) != players or any(
+            not bot.enabled or not bot.healthy or LadderPause.objects.filter(bot=bot).exists()
+            for bot in order
+        ):
+            return None
+        rotation = len(deals)
+        return _ladder_match_create(
+            first.match.game,
+            players,
+            seat_rotations(order)[rotation],
+            deck_seed=first.deck_seed,
+            table=table,
+            rotation=rotation,
+        )
 
 
 def ladder_forfeits_check(*, match_id: int) -> LadderPause | None:

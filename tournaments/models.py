@@ -288,7 +288,7 @@ class FitEntry(models.Model):
 
 
 class LadderMatch(models.Model):
-    """A rated match the ladder started."""
+    """A deal of a ladder table: one deck, dealt once in each seat rotation of its bots."""
 
     match = models.OneToOneField(
         "games.Match", on_delete=models.CASCADE, primary_key=True, related_name="ladder_entry"
@@ -296,6 +296,18 @@ class LadderMatch(models.Model):
     pool = models.CharField(max_length=20)
     attempts = models.PositiveSmallIntegerField(
         default=0, help_text="Times a task started playing it (a task that died counts)."
+    )
+    table = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        db_index=True,
+        help_text="The ladder table (its first deal's match) this deal is a rotation of.",
+    )
+    rotation = models.PositiveSmallIntegerField(
+        default=0, help_text="Seat rotation of the table's bots in this deal."
+    )
+    deck_seed = models.CharField(
+        max_length=64, blank=True, help_text="Secret seed of the table's one deck."
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

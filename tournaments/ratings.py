@@ -20,7 +20,15 @@ from bots.models import Bot
 from games.models import Match, Seat
 from tournaments import elo
 from tournaments.bradley_terry import fit_ratings
-from tournaments.models import FitEntry, RatedMatch, Rating, RatingChange, RatingFit, RatingPool
+from tournaments.models import (
+    FitEntry,
+    LadderMatch,
+    RatedMatch,
+    Rating,
+    RatingChange,
+    RatingFit,
+    RatingPool,
+)
 from tournaments.pools import POOLS, pool_game, pool_of
 
 
@@ -68,10 +76,10 @@ def _pool_lock(key: str) -> RatingPool:
 def rated_matches_pending(pool: str) -> QuerySet[Match]:
     """Return the pool's finished rated matches whose result is not applied yet."""
     game, players = pool_game(pool)
-    matches = Match.objects.filter(
-        game=game, rated=True, status=Match.Status.FINISHED, rating_applied=False
-    )
-    return matches if players is None else matches.filter(players=players)
+    return Match.objects.filter(
+        game=game, players=players, rated=True, status=Match.Status.FINISHED,
+        rating_applied=False,
+    )  # fmt: skip
 
 
 def _rating_apply_one(pool: RatingPool, match: Match) -> RatedMatch:
@@ -240,14 +248,16 @@ def ratings_recompute(*, fix: bool = False) -> Recomputation:
 # --- Ratings: the batch fit -------------------------------------------------------------
 
 
-def pool_results(pool: str) -> tuple[list[list[int]], list[int | None], int]:
-    """Return the tables and losers of every rated match applied to the pool, in order.
+def pool_results(pool: str) -> tuple[list[list[int]], list[int | None], list[int | None], int]:
+    """Return the tables, losers and groups of every rated match applied to the pool.
 
-    Also return the ledger sequence of the last one.
+    In ledger order. A match's group is its ladder table (the deals of one deck in every
+    seat rotation, which the fit links), None for a match on its own. Also return the
+    ledger sequence of the last match.
     """
     tables: list[list[int]] = []
     losers: list[int | None] = []
-    last = None
+    matches: list[int] = []
     current = None
     for match_id, seat, bot_id, lost in (
         RatingChange.objects.filter(pool=pool)
@@ -257,13 +267,18 @@ def pool_results(pool: str) -> tuple[list[list[int]], list[int | None], int]:
     ):
         if match_id != current:
             current = match_id
+            matches.append(match_id)
             tables.append([])
             losers.append(None)
         tables[-1].append(bot_id)
         if lost:
             losers[-1] = seat
+    linked = dict(
+        LadderMatch.objects.filter(pool=pool, table__isnull=False).values_list("match_id", "table")
+    )
+    groups = [linked.get(match_id) for match_id in matches]
     last = RatedMatch.objects.filter(pool=pool).aggregate(last=Max("sequence"))["last"] or 0
-    return tables, losers, last
+    return tables, losers, groups, last
 
 
 def ratings_fit(
@@ -274,7 +289,7 @@ def ratings_fit(
     Return None when nothing was applied since the newest fit (the fit would be the same),
     unless ``force``.
     """
-    tables, losers, last = pool_results(pool)
+    tables, losers, groups, last = pool_results(pool)
     latest = RatingFit.objects.filter(pool=pool).order_by("-fitted_at", "-id").first()
     if latest is not None and latest.through_sequence == last and not force:
         return None
@@ -288,6 +303,7 @@ def ratings_fit(
         anchor_rating=settings.RATING_ANCHOR,
         bootstraps=bootstraps,
         seed=last,
+        groups=groups,
     )
     seconds = time.perf_counter() - started
     with transaction.atomic():

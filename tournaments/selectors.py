@@ -149,13 +149,17 @@ def leaderboard(pool: str) -> tuple[RatingFit | None, list[LeaderboardLine]]:
     return fit, lines
 
 
-def pool_ratings(pool: str) -> dict[int, float]:
-    """Return each rated bot's rating for pairing: fitted where fitted, else Elo."""
-    ratings = dict(Rating.objects.filter(pool=pool).values_list("bot_id", "elo"))
+def pool_intervals(pool: str) -> dict[int, tuple[float, float, float]]:
+    """Return each fitted bot's (rating, low, high) in the pool's newest fit."""
     fit = latest_fit(pool)
-    if fit is not None:
-        ratings.update(FitEntry.objects.filter(fit=fit).values_list("bot_id", "rating"))
-    return ratings
+    if fit is None:
+        return {}
+    return {
+        bot_id: (rating, low, high)
+        for bot_id, rating, low, high in FitEntry.objects.filter(fit=fit).values_list(
+            "bot_id", "rating", "low", "high"
+        )
+    }
 
 
 def bot_rating_history(bot_id: int, pool: str | None = None) -> dict[str, list]:

@@ -1,11 +1,11 @@
 """Actions on tournaments (the ratings are in ``tournaments.ratings``, the ladder in
-``tournaments.ladder``).
+``tournaments.ladder``, which shares the dispatch below).
 
 Each action is a function named ``<entity>_<action>`` with keyword-only, typed arguments,
-and runs as one transaction (``tournament_match_play`` and ``ladder_match_play`` play a
-match between two: see their docstrings). Celery tasks are sent only after the
-transaction that makes them necessary commits, so a task never sees a row that a
-rollback took back, and every task is safe to run twice.
+and runs as one transaction (``tournament_match_play`` plays a match between two: see
+its docstring). Celery tasks are sent only after the transaction that makes them
+necessary commits, so a task never sees a row that a rollback took back, and every task
+is safe to run twice.
 """
 
 from __future__ import annotations
@@ -25,13 +25,12 @@ from django.utils import timezone
 from bots.driver import match_play_to_end
 from bots.models import Bot
 from games.engine import load_game
-from games.engine.cards import shuffled_deck
 from games.errors import MatchError
 from games.events import Change, match_changed_announce
 from games.models import Match
 from tournaments.models import Entrant, Tournament, TournamentMatch
 from tournaments.ratings import ratings_apply
-from tournaments.schedule import build_schedule, check_options, cycles_of, deck_seed
+from tournaments.schedule import build_schedule, check_options, cycles_of, duplicate_decks
 
 logger = logging.getLogger(__name__)
 
@@ -297,6 +296,7 @@ def _tournament_match_claim(tournament_match_id: int) -> int | None:
 
 
 def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Match:
+    from games.seating import SeatHolder
     from games.services import match_create
 
     bots = Bot.objects.in_bulk(tm.table)
@@ -306,31 +306,25 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
         "players": tournament.players,
         "deck_size": tournament.deck_size,
         "format": tournament.match_format,
-        "seats": [{"bot": bots[bot_id]} for bot_id in tm.table],
+        "seats": [SeatHolder(bot=bots[bot_id]) for bot_id in tm.table],
         "move_time_limit": tournament.move_time_limit,
         "dealer": 0,
         # This task plays the match itself: a turn notice would send a second worker to
         # wait for it.
         "notify": False,
+        "by_arena": True,
     }
     if not tournament.duplicate:
         return match_create(**options, rated=tournament.rated)
     # The decks come from the tournament's secret seed, as fair as a match's own seed.
-    decks = _duplicate_decks(tournament, tm.deck)
+    decks = duplicate_decks(
+        tournament.seed,
+        tm.deck,
+        deck_size=tournament.deck_size,
+        match_format=tournament.match_format,
+        players=tournament.players,
+    )
     return match_create(**options, rated=tournament.rated, decks=decks, decks_trusted=True)
-
-
-def _duplicate_decks(tournament: Tournament, deck: int) -> list[list[str]]:
-    """Return the deck order(s) of duplicate deck number ``deck`` of the tournament.
-
-    A series to ДУРАК needs a deck per deal: enough for the longest series (every player
-    one letter short of the word, then a loser, plus room for drawn deals).
-    """
-    seed = deck_seed(tournament.seed, deck)
-    if tournament.match_format == "deal":
-        return [shuffled_deck(seed, tournament.deck_size)]
-    deals = 4 * tournament.players + 1 + 16
-    return [shuffled_deck(f"{seed}:{n}", tournament.deck_size) for n in range(deals)]
 
 
 def _tournament_match_record(tournament_match_id: int, *, error: str = "") -> str:
@@ -429,20 +423,35 @@ def matches_abort(*, match_ids: list[int], reason: str) -> None:
 def tournaments_watchdog(*, stale_after: float | None = None) -> list[int]:
     """Send again the matches of running tournaments that no worker is playing.
 
-    A match counts as abandoned when it is running with no move for ``stale_after``
-    seconds (default ``TOURNAMENT_STALE_AFTER``), or pending in its tournament's current
-    round for that long (the round was never sent: a crash between commit and send).
-    Return the ids of the tournament matches sent.
+    A running match counts as abandoned when no bot driver holds a live claim on it and
+    it has had no move for ``TOURNAMENT_ABANDONED_AFTER`` seconds: a driver renews its
+    claim while it plays (``bots.driver``), so a driver that died lets go within seconds.
+    A pending match counts as abandoned after ``TOURNAMENT_STALE_AFTER`` seconds in its
+    tournament's current round (the round was never sent: a crash between commit and
+    send); longer, because a pending match may wait its turn behind a long queue. A
+    given ``stale_after`` replaces both. Return the ids of the tournament matches sent.
     """
-    if stale_after is None:
-        stale_after = settings.TOURNAMENT_STALE_AFTER
-    cutoff = timezone.now() - timedelta(seconds=stale_after)
-    candidates = TournamentMatch.objects.filter(
-        tournament__status=Tournament.Status.RUNNING,
-        round=F("tournament__current_round"),
-        status__in=[TournamentMatch.Status.PENDING, TournamentMatch.Status.RUNNING],
-        updated_at__lte=cutoff,
-    ).filter(Q(match=None) | Q(match__turn_started_at=None) | Q(match__turn_started_at__lte=cutoff))
+    from bots.selectors import matches_claimed
+
+    now = timezone.now()
+    running_after = settings.TOURNAMENT_ABANDONED_AFTER if stale_after is None else stale_after
+    pending_after = settings.TOURNAMENT_STALE_AFTER if stale_after is None else stale_after
+    running_cutoff = now - timedelta(seconds=running_after)
+    pending_cutoff = now - timedelta(seconds=pending_after)
+    current = TournamentMatch.objects.filter(
+        tournament__status=Tournament.Status.RUNNING, round=F("tournament__current_round")
+    )
+    pending = Q(status=TournamentMatch.Status.PENDING, updated_at__lte=pending_cutoff)
+    running = (
+        Q(status=TournamentMatch.Status.RUNNING, updated_at__lte=running_cutoff)
+        & (
+            Q(match=None)
+            | Q(match__turn_started_at=None)
+            | Q(match__turn_started_at__lte=running_cutoff)
+        )
+        & ~Q(match_id__in=matches_claimed(now=now))
+    )
+    candidates = current.filter(pending | running)
     ids = list(candidates.order_by("index").values_list("pk", flat=True))
     if ids and not _INLINE.get():
         _send_round(ids)

@@ -14,26 +14,24 @@ from django.conf import settings
 from tournaments import ladder, ratings, sequential, services
 from tournaments.pools import POOLS
 
+# The options of a task that plays a match to its end: re-queued if its worker dies, and
+# stopped (softly first) when a match runs longer than any match should.
+PLAYS_A_MATCH = {
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "ignore_result": True,
+    "soft_time_limit": settings.MATCH_TASK_TIME_LIMIT,
+    "time_limit": settings.MATCH_TASK_TIME_LIMIT + 60,
+}
 
-@shared_task(
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    soft_time_limit=settings.MATCH_TASK_TIME_LIMIT,
-    time_limit=settings.MATCH_TASK_TIME_LIMIT + 60,
-)
+
+@shared_task(**PLAYS_A_MATCH)
 def play_tournament_match(tournament_match_id: int) -> str:
     """Play a tournament match to its end, record it and move the tournament on."""
     return services.tournament_match_play(tournament_match_id=tournament_match_id)
 
 
-@shared_task(
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    soft_time_limit=settings.MATCH_TASK_TIME_LIMIT,
-    time_limit=settings.MATCH_TASK_TIME_LIMIT + 60,
-)
+@shared_task(**PLAYS_A_MATCH)
 def play_ladder_match(match_id: int) -> str:
     """Play a ladder match to its end and apply its rating."""
     return ladder.ladder_match_play(match_id=match_id)

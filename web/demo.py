@@ -7,6 +7,7 @@ services as a real arena.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
@@ -17,6 +18,7 @@ from bots.services import builtin_bots_ensure
 from cardserver.celery import eager_tasks
 from games import services as match_services
 from games.models import Match
+from games.seating import SeatHolder
 from tournaments import services as tournament_services
 from tournaments.models import Tournament
 from tournaments.ratings import ratings_apply_pending, ratings_fit
@@ -60,9 +62,10 @@ def bot_match_play(game: str, bots: list[Bot], *, rated: bool = False, **options
         creator=None,
         game=game,
         players=len(bots),
-        seats=[{"bot": bot} for bot in bots],
+        seats=[SeatHolder(bot=bot) for bot in bots],
         rated=rated,
         move_time_limit=60.0,
+        by_arena=True,
         **options,
     )
     bot_turns_play(match_id=match.pk)
@@ -77,8 +80,19 @@ def demo_arena(
     tournament: bool = True,
     fit_bootstraps: int = 20,
     fit_every: int = 2,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Demo:
-    """Fill the database with a small arena; return what was made."""
+    """Fill the database with a small arena; return what was made.
+
+    ``progress(done, total)`` is called after each rated match, the other matches and the
+    tournaments.
+    """
+    steps = rated_matches + 2
+
+    def advance(done: int) -> None:
+        if progress is not None:
+            progress(done, steps)
+
     with eager_tasks():
         builtin = {bot.name: bot for bot in builtin_bots_ensure()}
         alice, bob = _user("alice"), _user("bob")
@@ -103,6 +117,7 @@ def demo_arena(
                 # Fits now and then, so that the rating history has more than one point.
                 ratings_apply_pending()
                 ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
+            advance(number + 1)
         if volynshchik:
             demo.others.append(
                 bot_match_play("volynshchik", [bots["greedy"], bots["random"], bots["bob-random"]])
@@ -114,6 +129,7 @@ def demo_arena(
         demo.forfeited = _forfeited_match(bots["bob-random"], alice)
         ratings_apply_pending()
         ratings_fit(pool="durak-2p", bootstraps=fit_bootstraps)
+        advance(rated_matches + 1)
         if tournament:
             demo.tournament = _tournament_played(
                 "Demo cup", [bots["random"], bots["greedy"], bots["alice-greedy"]]
@@ -129,6 +145,7 @@ def demo_arena(
             )
             with tournament_services.inline_play():
                 tournament_services.tournament_start(tournament_id=demo.running.pk)
+        advance(steps)
     return demo
 
 
@@ -138,8 +155,9 @@ def _forfeited_match(bot: Bot, person) -> Match:
         creator=person,
         game="durak",
         players=2,
-        seats=[{"user": person}, {"bot": bot}],
+        seats=[SeatHolder(user=person), SeatHolder(bot=bot)],
         move_time_limit=60.0,
+        by_arena=True,
     )
     match.refresh_from_db()
     match_services.match_forfeit(

@@ -19,6 +19,7 @@ urlpatterns = [
     path("matches/", views.archive, name="archive"),
     path("matches/<int:pk>/", views.match_detail, name="match"),
     path("matches/<int:pk>/verify/", views.match_verify, name="verify"),
+    path("replays/open/", views.replay_open, name="replay-open"),
     path("play/", views.play_lobby, name="play"),
     path("play/<int:pk>/", views.play_match, name="play-match"),
     path("accounts/login/", views.SignInView.as_view(), name="login"),

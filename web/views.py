@@ -348,7 +348,7 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "players": match.players,
         "seats": _seat_data(match),
         "replay_url": reverse("match-replay", args=[match.pk]),
-        "wait_url": reverse("match-wait", args=[match.pk]),
+        "stream_url": reverse("match-stream", args=[match.pk]),
         "forfeit_seat": match.forfeit_seat,
         "forfeit_reason": match.forfeit_reason,
         "end_reason": match.end_reason,
@@ -367,6 +367,13 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "can_replay": match.status in (Match.Status.ACTIVE, Match.Status.FINISHED),
         },
     )
+
+
+def replay_open(request: HttpRequest) -> HttpResponse:
+    """A replay file opened in the browser: the replay viewer, fed by the file, not the API."""
+    # No replay_url: the viewer waits for the file (web/static/web/replay_open.js).
+    config = {"game": None, "seats": [], "start_ply": None}
+    return render(request, "web/replay_open.html", {"config": config})
 
 
 def _int_or_none(value: str | None) -> int | None:
@@ -453,7 +460,7 @@ def play_match(request: HttpRequest, pk: int) -> HttpResponse:
         "players": match.players,
         "seats": _seat_data(match),
         "me_url": reverse("match-me", args=[match.pk]),
-        "wait_url": reverse("match-wait", args=[match.pk]),
+        "stream_url": reverse("match-stream", args=[match.pk]),
         "moves_url": reverse("match-moves", args=[match.pk]),
         "join_url": reverse("match-join", args=[match.pk]),
         "detail_url": reverse("match-detail", args=[match.pk]),

@@ -8,6 +8,7 @@ import time
 import pytest
 from django.db import connection
 
+from games.seating import SeatHolder
 from games.serializers import MoveOutcomeSerializer, PlayerViewSerializer
 from games.services import match_move_submit
 from tests.api.conftest import DUEL_DECK
@@ -93,7 +94,7 @@ def test_client_bot_account_reads_its_bots_seat(user, client_bot):
     from games.services import match_create
 
     match = match_create(
-        creator=user, game="durak", players=2, seats=[{"user": user}, {"bot": bot}],
+        creator=user, game="durak", players=2, seats=[SeatHolder(user=user), SeatHolder(bot=bot)],
         decks=[DUEL_DECK],
     )  # fmt: skip
 

@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from games.engine import load_game
 from games.engine.cards import shuffled_deck
 from games.models import Match, Move
+from games.seating import SeatHolder
 from games.services import match_forfeit
 from tests.matches import play_random_moves, start_match
 
@@ -83,7 +84,7 @@ def test_replay_of_a_match_in_play_shows_only_public_states(user_factory, api_cl
 def test_replay_of_a_match_waiting_for_players_is_refused_with_409(user, api_client):
     from games.services import match_create
 
-    match = match_create(creator=user, game="durak", players=2, seats=[{"user": user}, None])
+    match = match_create(creator=user, game="durak", players=2, seats=[SeatHolder(user=user), None])
 
     response = replay(api_client, match)
 

@@ -20,6 +20,7 @@ from bots.kit.serve import load_strategy
 from bots.models import Bot, BotTurnLease
 from bots.protocol import MAX_RESPONSE_BYTES, verify_headers
 from games.models import Match, Move
+from games.seating import SeatHolder
 from games.selectors import match_state, match_states, match_verification
 from games.services import match_create, match_move_submit
 from tests.bots.conftest import reply
@@ -59,7 +60,7 @@ def new_match(creator, bots: list[Bot], *, game="durak", time_limit=5.0, **optio
         creator=creator,
         game=game,
         players=len(bots),
-        seats=[{"bot": bot} for bot in bots],
+        seats=[SeatHolder(bot=bot) for bot in bots],
         move_time_limit=time_limit,
         **options,
     )
@@ -119,7 +120,7 @@ def test_driver_stops_when_a_person_is_to_move(user, user_factory, builtin):
         creator=user,
         game="durak",
         players=2,
-        seats=[{"bot": builtin["random"]}, {"user": person}],
+        seats=[SeatHolder(bot=builtin["random"]), SeatHolder(user=person)],
         move_time_limit=60,
     )
 
@@ -405,7 +406,7 @@ def test_match_is_let_go_when_the_driver_stops(user, user_factory, builtin):
         creator=user,
         game="durak",
         players=2,
-        seats=[{"bot": builtin["greedy"]}, {"user": user_factory()}],
+        seats=[SeatHolder(bot=builtin["greedy"]), SeatHolder(user=user_factory())],
         move_time_limit=60,
     )
     match.refresh_from_db()

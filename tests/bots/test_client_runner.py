@@ -10,6 +10,7 @@ from bots import services
 from bots.kit.client import ClientBot
 from bots.kit.serve import load_strategy
 from games.models import Match, Move
+from games.seating import SeatHolder
 from games.selectors import match_verification
 from games.services import match_create
 
@@ -21,13 +22,14 @@ def seat_client_bot(user, game: str, players: int, count: int = 1):
     bot, token = services.bot_register(
         owner=user, name="clienty", kind="client", games=["durak", "volynshchik"]
     )
-    opponents = [{"bot": builtin["greedy"]}, {"bot": builtin["random"]}][: players - 1]
+    opponents = [SeatHolder(bot=builtin["greedy"]), SeatHolder(bot=builtin["random"])]
+    opponents = opponents[: players - 1]
     matches = [
         match_create(
             creator=user,
             game=game,
             players=players,
-            seats=[{"bot": bot}, *opponents],
+            seats=[SeatHolder(bot=bot), *opponents],
             move_time_limit=30,
         )
         for _ in range(count)
@@ -49,9 +51,8 @@ def test_client_bot_runner_plays_a_match_to_the_end(
     live_server, user, celery_eager, game, players
 ):
     token, (match,) = seat_client_bot(user, game, players)
-    runner = ClientBot(live_server.url, token, load_strategy("greedy", seed=1), wait_timeout=5)
+    runner = ClientBot(live_server.url, token, load_strategy("greedy", seed=1))
 
-    # One request at a time: the in-memory SQLite of the tests takes no concurrent writers.
     assert runner.whoami() == "clienty"
     runner.name = "clienty"
     assert runner.active_matches() == [match.pk]
@@ -66,10 +67,7 @@ def test_client_bot_runner_plays_a_match_to_the_end(
 @pytest.mark.django_db(transaction=True)
 def test_client_bot_runner_finds_and_plays_all_its_matches(live_server, user, celery_eager):
     token, matches = seat_client_bot(user, "durak", 2, count=3)
-    runner = ClientBot(
-        live_server.url, token, load_strategy("random", seed=2), wait_timeout=5,
-        discover_every=0.2,
-    )
+    runner = ClientBot(live_server.url, token, load_strategy("random", seed=2))
     ids = {match.pk for match in matches}
     thread = threading.Thread(
         target=runner.run, kwargs={"until": lambda: ids <= set(runner.finished)}

@@ -11,6 +11,7 @@ from bots import services
 from bots.kit.serve import load_strategy
 from bots.models import Bot
 from games.models import Match, Move
+from games.seating import SeatHolder
 from games.selectors import match_verification
 from games.services import match_create
 from tests.matches import wait_while_active
@@ -34,7 +35,7 @@ def test_worker_plays_an_http_bot_match_to_the_end(
         creator=user,
         game="durak",
         players=2,
-        seats=[{"bot": web}, {"bot": greedy}],
+        seats=[SeatHolder(bot=web), SeatHolder(bot=greedy)],
         move_time_limit=10,
     )
     # A queue of its own keeps this worker away from every other message on the broker.

@@ -7,6 +7,7 @@ from django.db import transaction
 
 from games.events import Change, match_changed_subscribe, match_changed_unsubscribe
 from games.models import Match
+from games.seating import SeatHolder
 from games.services import match_cancel, match_create, match_forfeit, match_join
 from tests.matches import play_random_moves, start_match
 
@@ -50,7 +51,7 @@ def test_a_forfeit_announces_the_finish(user_factory, events):
 def test_a_join_that_leaves_a_seat_open_announces_the_join(user_factory, events):
     creator = user_factory()
     match = match_create(
-        creator=creator, game="durak", players=3, seats=[{"user": creator}, None, None]
+        creator=creator, game="durak", players=3, seats=[SeatHolder(user=creator), None, None]
     )
     match_join(match_id=match.pk, user=user_factory())
 
@@ -59,7 +60,9 @@ def test_a_join_that_leaves_a_seat_open_announces_the_join(user_factory, events)
 
 def test_a_cancel_announces_the_abort(user_factory, events):
     creator = user_factory()
-    match = match_create(creator=creator, game="durak", players=2, seats=[{"user": creator}, None])
+    match = match_create(
+        creator=creator, game="durak", players=2, seats=[SeatHolder(user=creator), None]
+    )
     match_cancel(match_id=match.pk, user=creator)
 
     assert [(e.change, e.status) for e in events] == [(Change.ABORTED, Match.Status.ABORTED)]

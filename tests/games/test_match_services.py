@@ -15,12 +15,15 @@ from games import errors
 from games.engine import load_game
 from games.fairness import commitment_matches, decks_commitment, new_seed, seed_commitment
 from games.models import Match, Move
+from games.seating import SeatHolder
 from games.selectors import match_state
 from games.services import (
     ArenaMove,
+    match_create,
     match_forfeit,
     match_move_submit,
     match_moves_append,
+    match_snapshot_refresh,
 )
 from tests.matches import play_random_moves, start_match
 
@@ -41,17 +44,39 @@ def test_state_comes_from_the_snapshot_without_a_query(pair, django_assert_num_q
     assert state.ply == 10
 
 
-def test_state_behind_its_snapshot_is_replayed_from_the_log_and_cached(pair):
+def test_state_behind_its_snapshot_is_replayed_from_the_log_and_cached_by_the_refresh(pair):
     match = play_random_moves(start_match(pair), 12)
     expected = match_state(match).to_json()
     Match.objects.filter(pk=match.pk).update(snapshot=None, snapshot_ply=None)
     match.refresh_from_db()
 
-    state = match_state(match)
+    state = match_snapshot_refresh(match=match)
 
     assert state.to_json() == expected
     match.refresh_from_db()
     assert (match.snapshot_ply, match.snapshot) == (12, expected)
+
+
+def test_forfeit_of_a_match_behind_its_snapshot_stores_its_final_state(pair):
+    match = play_random_moves(start_match(pair), 6)
+    expected = match_state(match).to_json()
+    Match.objects.filter(pk=match.pk).update(snapshot=None, snapshot_ply=None)
+
+    match_forfeit(match_id=match.pk, seat=0, code="resign", detail="test")
+
+    match.refresh_from_db()
+    assert (match.snapshot_ply, match.snapshot) == (6, expected)
+
+
+def test_reading_the_state_behind_its_snapshot_writes_nothing(pair):
+    match = play_random_moves(start_match(pair), 12)
+    expected = match_state(match).to_json()
+    Match.objects.filter(pk=match.pk).update(snapshot=None, snapshot_ply=None)
+    match.refresh_from_db()
+
+    assert match_state(match).to_json() == expected
+    match.refresh_from_db()
+    assert (match.snapshot_ply, match.snapshot) == (None, None)
 
 
 def test_stale_snapshot_is_replaced_when_the_log_is_ahead(pair):
@@ -216,7 +241,9 @@ def test_seat_holders_of_a_waiting_match_are_asked_every_time(pair, django_asser
     from games.selectors import seats_of
     from games.services import match_create, match_join
 
-    match = match_create(creator=pair[0], game="durak", players=2, seats=[{"user": pair[0]}, None])
+    match = match_create(
+        creator=pair[0], game="durak", players=2, seats=[SeatHolder(user=pair[0]), None]
+    )
     assert seats_of(pair[1], match) == []
     match_join(match_id=match.pk, user=pair[1])
 
@@ -335,3 +362,17 @@ def test_moves_appended_after_the_deadline_are_played_not_forfeited(pair):
 
     assert (after.status, after.ply, after.forfeit_seat) == (Match.Status.ACTIVE, 3, None)
     assert Move.objects.filter(match=match).count() == 3
+
+
+# --- Seat holders -----------------------------------------------------------------------
+
+
+def test_a_seat_holder_is_a_user_or_a_bot_exactly_one(pair):
+    with pytest.raises(ValueError):
+        SeatHolder()
+    assert SeatHolder(user=pair[0]).key == ("user", pair[0].pk)
+
+
+def test_a_seat_given_as_a_dict_is_refused_naming_the_holder_type(pair):
+    with pytest.raises(TypeError, match="SeatHolder"):
+        match_create(creator=pair[0], game="durak", players=2, seats=[{"user": pair[0]}, None])

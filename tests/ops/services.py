@@ -13,22 +13,9 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until(predicate, *, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.1)
+from benchmarks.harness import free_port, wait_until
 
 
 def port_open(port: int) -> bool:
@@ -52,18 +39,6 @@ def postgres_bin() -> Path | None:
             return Path(folder)
     pg_ctl = shutil.which("pg_ctl")
     return Path(pg_ctl).parent if pg_ctl else None
-
-
-def stop_process_group(process: subprocess.Popen, timeout: float = 30) -> None:
-    """Stop a process started with ``start_new_session=True`` and its group: SIGTERM, then
-    SIGKILL if it has not ended within ``timeout`` seconds."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 class PrivatePostgres:

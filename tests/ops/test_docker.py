@@ -23,15 +23,20 @@ import httpx
 import pytest
 import yaml
 
-from tests.ops.services import (
-    PrivatePostgres,
-    PrivateRedis,
-    free_port,
-    stop_process_group,
-    wait_until,
-)
+from benchmarks.harness import free_port, stop_process_group, wait_until
+from tests.ops.services import PrivatePostgres, PrivateRedis
 from tests.test_foundation import BASE_DIR, SETTINGS_VARIABLES
 
+# Two players and a started match, printed as its id (run with `manage.py shell -c`).
+MAKE_MATCH = """
+from django.contrib.auth import get_user_model
+from games.seating import SeatHolder
+from games.services import match_create
+users = [get_user_model().objects.create_user(f"docker{i}") for i in range(2)]
+match = match_create(creator=users[0], game="durak", players=2,
+                     seats=[SeatHolder(user=u) for u in users])
+print(match.pk)
+"""
 COMPOSE = yaml.safe_load((BASE_DIR / "docker" / "compose.yaml").read_text())
 DOCKERFILE = (BASE_DIR / "docker" / "Dockerfile").read_text()
 
@@ -67,10 +72,10 @@ def test_every_app_service_takes_its_settings_from_the_environment():
     assert app["SECRET_KEY"].startswith("${SECRET_KEY:?")
     assert app["LOG_FORMAT"] == "json"
     assert "CACHE_URL" in app and "CELERY_BROKER_URL" in app and "DATABASE_URL" in app
-    for name in ("web", "worker", "beat", "migrate"):
+    for name in ("web", "worker", "bot-calls", "beat", "migrate"):
         assert COMPOSE["services"][name]["environment"] == app
     assert set(COMPOSE["volumes"]) == {"postgres-data", "redis-data"}
-    for name in ("postgres", "redis", "web", "worker"):
+    for name in ("postgres", "redis", "web", "worker", "bot-calls"):
         assert "healthcheck" in COMPOSE["services"][name]
 
 
@@ -79,7 +84,7 @@ def test_the_image_runs_as_a_user_without_privileges_and_collects_static_files()
     assert "collectstatic --noinput" in DOCKERFILE
     assert "pip install ." in DOCKERFILE
     assert image_command()[:4] == [
-        "gunicorn", "-c", "python:cardserver.gunicorn", "cardserver.wsgi"
+        "gunicorn", "-c", "python:cardserver.gunicorn", "cardserver.asgi:application"
     ]
 
 
@@ -132,6 +137,7 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
         web = [arg.replace("0.0.0.0:8000", f"127.0.0.1:{port}") for arg in image_command()]
         start("web", web)
         start("worker", COMPOSE["services"]["worker"]["command"])
+        start("bot-calls", compose_shell(COMPOSE["services"]["bot-calls"]["command"], base))
         start("beat", COMPOSE["services"]["beat"]["command"])
 
         # The health checks, as compose runs them in the containers.
@@ -139,9 +145,11 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
             arg.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
             for arg in COMPOSE["services"]["web"]["healthcheck"]["test"][1:]
         ]
-        worker_check = COMPOSE["services"]["worker"]["healthcheck"]["test"][1]
         hostname = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
-        worker_check = worker_check.replace("$$HOSTNAME", hostname)
+        worker_check, calls_check = (
+            COMPOSE["services"][name]["healthcheck"]["test"][1].replace("$$HOSTNAME", hostname)
+            for name in ("worker", "bot-calls")
+        )
 
         def passes(command: list[str]) -> bool:
             return subprocess.run(command, cwd=BASE_DIR, env=base, capture_output=True,
@@ -151,6 +159,10 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
         wait_until(
             lambda: passes(["sh", "-c", worker_check]), timeout=90, what="the worker health check"
         )
+        wait_until(
+            lambda: passes(["sh", "-c", calls_check]), timeout=90,
+            what="the bot-calls worker health check",
+        )  # fmt: skip
 
         def health() -> dict:
             return httpx.get(
@@ -186,6 +198,23 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
                 assert httpx.get(
                     f"http://127.0.0.1:{port}{url}", headers={"Host": "arena.example.org"}
                 ).status_code == 200, url
+        # A match's stream, on the image's server: its state, then, when the server is
+        # told to stop (SIGTERM, as `docker compose stop` sends), the reconnect event.
+        match_id = subprocess.run(
+            ["python", "manage.py", "shell", "-c", MAKE_MATCH], cwd=BASE_DIR, env=base,
+            capture_output=True, text=True, check=True, timeout=120,
+        ).stdout.strip().splitlines()[-1]  # fmt: skip
+        with httpx.stream(
+            "GET", f"http://127.0.0.1:{port}/api/v1/matches/{match_id}/stream/",
+            headers={"Host": "arena.example.org"}, timeout=20,
+        ) as stream:  # fmt: skip
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            lines = stream.iter_lines()
+            assert "event: state" in [next(lines) for _ in range(4)]
+            os.killpg(processes[0].pid, signal.SIGTERM)
+            rest = list(lines)
+        assert "event: reconnect" in rest
+        processes[0].wait(timeout=30)
         time.sleep(1)
     finally:
         for process in processes:
@@ -200,6 +229,26 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
     for line in web_lines:
         assert isinstance(json.loads(line), dict), line
     assert any(json.loads(line).get("path") == "/api/v1/games/" for line in web_lines)
+    streamed = [json.loads(line) for line in web_lines if "/stream/" in line]
+    assert streamed and streamed[-1]["match_id"] == int(match_id)
+    assert streamed[-1]["status"] == 200
+
+
+def compose_shell(command: list[str], environment: dict[str, str]) -> list[str]:
+    """Return a service's ``sh -c`` command as compose runs it: ``$$`` is a literal ``$``,
+    expanded by the shell in the container from its environment."""
+    assert command[:2] == ["sh", "-c"]
+    return ["sh", "-c", command[2].replace("$$", "$")]
+
+
+def test_bot_calls_worker_reads_only_the_call_queue_on_many_threads():
+    worker = COMPOSE["services"]["worker"]["command"]
+    calls = shlex.split(compose_shell(COMPOSE["services"]["bot-calls"]["command"], {})[2])
+
+    assert worker[worker.index("-Q") + 1] == "celery"
+    assert calls[calls.index("-Q") + 1] == "bot-calls"
+    assert "--pool=threads" in calls
+    assert any(arg.startswith("--concurrency=${BOT_CALLS_CONCURRENCY:-") for arg in calls)
 
 
 def test_compose_needs_a_secret_key_and_a_database_password():

@@ -5,22 +5,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import time
 
 import httpx
 import pytest
 
-from tests.ops.services import stop_process_group
+from benchmarks.harness import free_port, stop_process_group
 from tests.test_foundation import BASE_DIR, clean_environment
 from tournaments.pools import POOLS
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.real_services

@@ -65,3 +65,11 @@ def finished_match(db):
         return match
 
     return create
+
+
+@pytest.fixture
+def quiet_turns(monkeypatch):
+    """Send no per-turn Celery messages: the tournament or ladder task plays the match itself."""
+    import bots.tasks
+
+    monkeypatch.setattr(bots.tasks.match_turn_started, "delay", lambda match_id, ply: None)

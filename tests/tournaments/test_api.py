@@ -9,13 +9,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def quiet_turns(monkeypatch):
-    import bots.tasks
-
-    monkeypatch.setattr(bots.tasks.match_turn_started, "delay", lambda match_id, ply: None)
-
-
-@pytest.fixture
 def staff_client(user_factory):
     from rest_framework.test import APIClient
 

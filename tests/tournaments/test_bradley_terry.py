@@ -98,3 +98,26 @@ def test_hundred_thousand_matches_with_bootstrap_fit_in_a_few_seconds():
 
     assert [e.player for e in fit] == [f"bot{i}" for i in reversed(range(8))]
     assert elapsed < 5
+
+
+def test_linked_rotations_keep_the_rating_and_count_the_luck_they_cancel_once():
+    # 60 duplicate tables of a and b: the deck decides 50 (each bot wins it from seat 0),
+    # a wins both rotations of 10. As independent deals that is 70-50; linked, the 50
+    # split decks say nothing, and the 10 say a is better.
+    tables, losers, groups = [], [], []
+    for deck in range(60):
+        tables += [["a", "b"], ["b", "a"]]
+        losers += [1, 0] if deck < 10 else [1, 1]
+        groups += [deck, deck]
+
+    alone = fit_ratings(tables, losers, anchor="b", bootstraps=100)
+    linked = fit_ratings(tables, losers, anchor="b", bootstraps=100, groups=groups)
+
+    assert linked[0].rating == pytest.approx(alone[0].rating)
+    assert linked[0].los > 0.99 > alone[0].los
+    assert linked[0].high - linked[0].low < 0.6 * (alone[0].high - alone[0].low)
+
+
+def test_groups_of_another_length_are_refused():
+    with pytest.raises(ValueError, match="same length"):
+        fit_ratings([["a", "b"]], [0], groups=[1, 2])

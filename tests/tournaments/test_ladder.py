@@ -1,21 +1,14 @@
-"""The ladder: tables of close ratings, fewest games first, no two bots of one owner."""
+"""The ladder: duplicate tables chosen by information, no two bots of one owner."""
 
 import pytest
 from django.core.management import call_command
 from django_celery_beat.models import PeriodicTask
 
 from games.models import Match
-from tournaments.ladder import choose_table, ladder_forfeits_check, ladder_tick
+from tournaments.ladder import ladder_forfeits_check, ladder_match_play, ladder_plan, ladder_tick
 from tournaments.models import LadderMatch, LadderPause, RatedMatch, Rating
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def quiet_turns(monkeypatch):
-    import bots.tasks
-
-    monkeypatch.setattr(bots.tasks.match_turn_started, "delay", lambda match_id, ply: None)
 
 
 @pytest.fixture
@@ -25,33 +18,6 @@ def only_durak_2p(settings, db):
 
     settings.LADDER_TABLES = [["durak", 2]]
     Bot.objects.update(enabled=False)
-
-
-def test_table_starts_from_the_bot_with_fewest_games_and_adds_the_closest_rating(
-    bot_factory, user
-):
-    a, b, c, d = (bot_factory(kind="http", url="http://127.0.0.1:1/") for _ in range(4))
-
-    table = choose_table([(a, 1500, 10), (b, 1400, 2), (c, 1420, 5), (d, 1700, 0)], 2)
-
-    # d has the fewest games; a (1500) is closest to its 1700.
-    assert table == [d, a]
-    assert choose_table([(a, 1500, 10), (b, 1400, 2), (c, 1420, 5)], 2) == [b, c]
-
-
-def test_two_bots_of_one_owner_never_share_a_table(bot_factory, user):
-    a = bot_factory(owner=user, kind="http", url="http://127.0.0.1:1/")
-    b = bot_factory(owner=user, kind="http", url="http://127.0.0.1:1/")
-    c = bot_factory(kind="http", url="http://127.0.0.1:1/")
-
-    assert choose_table([(a, 1500, 0), (b, 1500, 1), (c, 1900, 5)], 2) == [a, c]
-    assert choose_table([(a, 1500, 0), (b, 1500, 1)], 2) is None
-
-
-def test_built_in_bots_of_the_arena_may_meet(bot_factory, user):
-    a, b = bot_factory(owner=user), bot_factory(owner=user)
-
-    assert choose_table([(a, 1500, 0), (b, 1500, 0)], 2) == [a, b]
 
 
 def test_tick_starts_rated_matches_that_play_to_the_end_and_rate(
@@ -66,11 +32,12 @@ def test_tick_starts_rated_matches_that_play_to_the_end_and_rate(
         created = ladder_tick()
 
     assert len(created) == 2
-    matches = Match.objects.filter(pk__in=created)
+    # Each table is two deals (one per seat rotation), all finished and rated.
+    matches = Match.objects.filter(ladder_entry__isnull=False)
+    assert matches.count() == 4
     assert all(m.rated and m.status == Match.Status.FINISHED for m in matches)
-    assert LadderMatch.objects.count() == 2
-    assert RatedMatch.objects.filter(match__in=matches).count() == 2
-    # The first table took the two bots with fewest games; the second, the other two.
+    assert RatedMatch.objects.filter(match__in=matches).count() == 4
+    # The first table took two bots never rated; the second, the other two.
     seated = {s.bot_id for m in matches for s in m.seats.all()}
     assert seated == {bot.pk for bot in bots}
     assert Rating.objects.filter(pool="durak-2p").count() == 4
@@ -119,6 +86,13 @@ def test_the_ladder_tick_is_a_beat_schedule_editable_in_the_admin():
     assert PeriodicTask.objects.filter(task="tournaments.tasks.tournaments_watchdog").exists()
 
 
+def test_a_ladder_tick_still_queued_when_the_next_is_due_expires():
+    call_command("ladder", "on", "--every", "5")
+
+    task = PeriodicTask.objects.get(task="tournaments.tasks.ladder_tick")
+    assert (task.interval.every, task.expire_seconds) == (5, 5)
+
+
 def test_recompute_ratings_command_reports_and_fails_on_a_difference(
     bot_factory, finished_match, capsys
 ):
@@ -151,8 +125,8 @@ def test_tournament_command_plays_in_process_and_prints_standings_and_ratings(
         "--games", "4", "--duplicate", "--inline",
     )  # fmt: skip
 
-    out = capsys.readouterr().out
-    assert "4/4" in out
+    out, err = capsys.readouterr()
+    assert "4/4" in err  # the progress bar, printed once at the end when not on a terminal
     assert "Finished: 4 matches" in out
     assert "Standings" in out and "cmd-greedy" in out
     assert "95% bootstrap interval" in out
@@ -161,8 +135,6 @@ def test_tournament_command_plays_in_process_and_prints_standings_and_ratings(
 def test_a_ladder_match_that_keeps_killing_its_worker_is_aborted(
     bot_factory, only_durak_2p, quiet_turns, settings
 ):
-    from tournaments.ladder import ladder_match_play
-
     bot_factory(), bot_factory()
     (match_id,) = ladder_tick()
     LadderMatch.objects.filter(match_id=match_id).update(
@@ -171,3 +143,71 @@ def test_a_ladder_match_that_keeps_killing_its_worker_is_aborted(
 
     assert ladder_match_play(match_id=match_id) == Match.Status.ABORTED
     assert not RatedMatch.objects.exists()
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_a_ladder_table_deals_one_deck_in_every_seat_rotation(
+    bot_factory, quiet_turns, settings, players
+):
+    from bots.models import Bot
+
+    settings.LADDER_TABLES = [["volynshchik", players]]
+    Bot.objects.update(enabled=False)
+    bots = {bot.pk for bot in (bot_factory() for _ in range(players))}
+    (first,) = ladder_tick(seed=1)
+
+    assert ladder_match_play(match_id=first) == Match.Status.FINISHED
+
+    deals = list(LadderMatch.objects.filter(table=first).order_by("rotation"))
+    assert [d.rotation for d in deals] == list(range(players))
+    assert {d.pool for d in deals} == {f"volynshchik-{players}p"}
+    seats = [
+        list(d.match.seats.order_by("index").values_list("bot_id", flat=True)) for d in deals
+    ]
+    assert all(set(order) == bots for order in seats)
+    for seat in range(players):
+        assert {order[seat] for order in seats} == bots
+    assert all(order == seats[0][r:] + seats[0][:r] for r, order in enumerate(seats))
+    # One deck for the table: every deal starts from the same cards.
+    decks = {tuple(d.match.decks[0]) for d in deals}
+    assert len(decks) == 1 and len({d.deck_seed for d in deals}) == 1
+    assert RatedMatch.objects.filter(match__in=[d.match for d in deals]).count() == players
+    # Playing the table again deals nothing new.
+    assert ladder_match_play(match_id=first) == Match.Status.FINISHED
+    assert LadderMatch.objects.filter(table=first).count() == players
+
+
+def test_a_seeded_tick_chooses_the_same_tables(bot_factory, finished_match, only_durak_2p):
+    import random
+
+    from tournaments.ratings import ratings_apply_pending, ratings_fit
+
+    bots = [bot_factory() for _ in range(6)]
+    for i, a in enumerate(bots):
+        for b in bots[i + 1 :]:
+            finished_match([a, b], loser=1)
+    ratings_apply_pending()
+    ratings_fit(pool="durak-2p", bootstraps=20)
+
+    def plan(seed):
+        tables = ladder_plan(rng=random.Random(seed), tables_per_pool=3)
+        return [[bot.pk for bot in table] for _, _, table in tables]
+
+    assert plan(5) == plan(5)
+    assert len(plan(5)) == 3
+    # The choice is drawn: other seeds choose other tables.
+    assert len({str(plan(seed)) for seed in range(10)}) > 1
+
+
+def test_a_tick_never_seats_two_bots_of_one_owner(bot_factory, only_durak_2p, user_factory):
+    import random
+
+    alice, bob = user_factory(), user_factory()
+    for owner in (alice, alice, alice, bob):
+        bot_factory(owner=owner, kind="http", url="http://127.0.0.1:1/")
+
+    for seed in range(20):
+        tables = ladder_plan(rng=random.Random(seed), tables_per_pool=2)
+        assert len(tables) == 1
+        (_, _, table), = tables
+        assert {bot.owner_id for bot in table} == {alice.pk, bob.pk}

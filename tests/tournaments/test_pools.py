@@ -8,13 +8,15 @@ from tournaments.pools import POOLS, pool_game, pool_of, pool_title
 @pytest.mark.parametrize("pool", POOLS)
 def test_pool_game_reads_back_the_game_and_players_that_pool_of_spelled(pool):
     game, players = pool_game(pool)
-    assert pool_of(game, players or 3) == pool
+    assert pool_of(game, players) == pool
 
 
-def test_durak_pools_are_per_table_size_and_volynshchik_has_one():
+def test_every_game_has_a_pool_per_table_size():
     assert [pool_of("durak", n) for n in (2, 3, 4)] == ["durak-2p", "durak-3p", "durak-4p"]
-    assert pool_of("volynshchik", 3) == pool_of("volynshchik", 4) == "volynshchik"
-    assert pool_game("volynshchik") == ("volynshchik", None)
+    assert [pool_of("volynshchik", n) for n in (2, 3, 4, 5)] == [
+        "volynshchik-2p", "volynshchik-3p", "volynshchik-4p", "volynshchik-5p",
+    ]  # fmt: skip
+    assert pool_game("volynshchik-5p") == ("volynshchik", 5)
 
 
 def test_pool_titles_name_the_game_and_table_size():
@@ -22,5 +24,8 @@ def test_pool_titles_name_the_game_and_table_size():
         "Durak, 2 players",
         "Durak, 3 players",
         "Durak, 4 players",
-        "Volynshchik",
+        "Volynshchik, 2 players",
+        "Volynshchik, 3 players",
+        "Volynshchik, 4 players",
+        "Volynshchik, 5 players",
     ]

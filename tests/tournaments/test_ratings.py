@@ -109,7 +109,8 @@ def test_pools_are_separate(bot_factory, finished_match):
 
     assert ratings_apply_pending() == 3
 
-    assert {r.pool for r in Rating.objects.filter(bot=a)} == {"durak-2p", "durak-3p", "volynshchik"}
+    pools = {r.pool for r in Rating.objects.filter(bot=a)}
+    assert pools == {"durak-2p", "durak-3p", "volynshchik-3p"}
     assert elo_of(a) == 1508.0
 
 

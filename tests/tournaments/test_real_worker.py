@@ -208,15 +208,22 @@ def test_killed_workers_resume_matches_from_their_logs_and_end_each_once(bot_fac
 
         # The restarted worker writes as it does by default.
         worker = start_worker(tmp_path)
-        # What beat's watchdog does every minute (here every few seconds, for matches
-        # still for 20 s): send again the matches no worker plays.
-        tournaments_watchdog(stale_after=0)
+        restarted = time.monotonic()
+        # What beat's watchdog does every 10 s (here every 5 s), with its default limits:
+        # send again the matches no worker plays, once their dead driver's claim lapsed.
+        tournaments_watchdog()
         watched = [time.monotonic()]
+        resumed: dict[int, float] = {}
 
         def finished() -> bool:
             if time.monotonic() - watched[0] > 5:
-                tournaments_watchdog(stale_after=20)
+                tournaments_watchdog()
                 watched[0] = time.monotonic()
+            for match_id, moves in in_progress.items():
+                if match_id not in resumed and Move.objects.filter(
+                    match_id=match_id, ply__gte=len(moves)
+                ).exists():
+                    resumed[match_id] = time.monotonic() - restarted
             return Tournament.objects.get(pk=tournament.pk).status == "finished"
 
         wait_for(finished, timeout=600, what="the tournament to finish", log=log)
@@ -224,6 +231,9 @@ def test_killed_workers_resume_matches_from_their_logs_and_end_each_once(bot_fac
         stop_worker(worker)
 
     assert_every_match_ended_exactly_once(tournament)
+    # Taken up within 30 s of the restart (the driver's claim lapses within 10 s, the
+    # watchdog resends a match 15 s after its last move), not after 300 s.
+    assert set(resumed) == set(in_progress) and max(resumed.values()) < 30, resumed
     # Matches that were in progress went on from their logs, not from scratch.
     for match_id, moves in in_progress.items():
         after = list(

@@ -19,14 +19,6 @@ from tournaments.services import (
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def quiet_turns(monkeypatch):
-    """Send no per-turn Celery messages: the tournament task plays the match itself."""
-    import bots.tasks
-
-    monkeypatch.setattr(bots.tasks.match_turn_started, "delay", lambda match_id, ply: None)
-
-
 def create(bots, **options):
     defaults = {
         "creator": None,

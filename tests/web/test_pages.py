@@ -207,10 +207,36 @@ def test_replay_page_configures_the_viewer_with_seats_and_the_api(client, demo):
     assert f'href="/matches/{match.pk}/verify/"' in response.content.decode()
 
 
+def test_replay_page_links_the_api_replay_as_a_download(client, demo):
+    match = demo.rated[0]
+
+    page = client.get(f"/matches/{match.pk}/").content.decode()
+
+    assert (
+        f'id="replay-download" href="/api/v1/matches/{match.pk}/replay/" '
+        f'download="match-{match.pk}-replay.json"'
+    ) in page
+
+
+def test_replays_open_page_has_the_viewer_without_an_api_source(client, db):
+    response = client.get("/replays/open/")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'id="replay-file"' in page and 'id="move-list"' in page
+    assert "web/replay.js" in page and "web/replay_open.js" in page
+    config = json.loads(
+        re.search(r'<script id="match-config" type="application/json">(.*?)</script>', page, re.S)
+        .group(1)
+    )
+    assert "replay_url" not in config
+
+
 def test_replay_page_of_a_waiting_match_offers_a_seat(client, db, user):
+    from games.seating import SeatHolder
     from games.services import match_create
 
-    match = match_create(creator=user, game="durak", players=2, seats=[{"user": user}, None])
+    match = match_create(creator=user, game="durak", players=2, seats=[SeatHolder(user=user), None])
 
     response = client.get(f"/matches/{match.pk}/")
 
@@ -235,10 +261,13 @@ def test_play_pages_need_a_signed_in_person(client, demo):
 
 
 def test_lobby_offers_the_builtin_bots_and_open_seats(client, demo, user_factory):
+    from games.seating import SeatHolder
     from games.services import match_create
 
     host, guest = user_factory(), user_factory()
-    waiting = match_create(creator=host, game="durak", players=2, seats=[{"user": host}, None])
+    waiting = match_create(
+        creator=host, game="durak", players=2, seats=[SeatHolder(user=host), None]
+    )
     client.force_login(guest)
 
     response = client.get("/play/")
@@ -249,6 +278,7 @@ def test_lobby_offers_the_builtin_bots_and_open_seats(client, demo, user_factory
 
 
 def test_play_page_is_for_seated_players_others_are_sent_to_the_replay(client, demo, user_factory):
+    from games.seating import SeatHolder
     from games.services import match_create
 
     player, other = user_factory(), user_factory()
@@ -256,7 +286,7 @@ def test_play_page_is_for_seated_players_others_are_sent_to_the_replay(client, d
         creator=player,
         game="durak",
         players=2,
-        seats=[{"user": player}, {"bot": demo.bots["random"]}],
+        seats=[SeatHolder(user=player), SeatHolder(bot=demo.bots["random"])],
     )
     client.force_login(player)
     assert client.get(f"/play/{match.pk}/").status_code == 200

@@ -4,8 +4,9 @@
         --games 200 --duplicate
 
 The matches go to the Celery workers when one answers a ping, and are played in this
-process otherwise (or with ``--inline``). A progress bar follows the matches done;
-Ctrl-C cancels the tournament. The ratings printed are a batch fit of this tournament's
+process otherwise (or with ``--inline``). A progress bar on standard error follows the
+matches done, with the log lines printed above it (``cardserver.progress``); Ctrl-C
+cancels the tournament. The ratings printed are a batch fit of this tournament's
 results alone, with 95% intervals; ``--rated`` also feeds the pools' ratings.
 """
 
@@ -17,6 +18,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from bots.models import Bot
+from cardserver.progress import Advance, progress_bar
 from tournaments.bradley_terry import fit_ratings
 from tournaments.models import Tournament, TournamentMatch
 from tournaments.selectors import tournament_standings
@@ -85,43 +87,38 @@ class Command(BaseCommand):
         )
         started = time.perf_counter()
         try:
-            if inline:
-                self.play_inline(tournament)
-            else:
-                self.follow(tournament)
+            with progress_bar("matches", total=tournament.matches_total) as advance:
+                if inline:
+                    self.play_inline(tournament, advance)
+                else:
+                    self.follow(tournament, advance)
         except KeyboardInterrupt:
             tournament_cancel(tournament_id=tournament.pk)
-            self.stdout.write("\nCancelled.")
+            self.stdout.write("Cancelled.")
         elapsed = time.perf_counter() - started
         tournament.refresh_from_db()
         self.stdout.write(
-            f"\n{tournament.get_status_display()}: {tournament.matches_done} matches in "
+            f"{tournament.get_status_display()}: {tournament.matches_done} matches in "
             f"{elapsed:.1f} s ({60 * tournament.matches_done / max(elapsed, 1e-9):.0f} per minute)"
         )
         self.print_results(tournament)
 
-    def play_inline(self, tournament: Tournament) -> None:
+    def play_inline(self, tournament: Tournament, advance: Advance) -> None:
         from cardserver.celery import eager_tasks
 
         # Tasks the matches send (turn notices, deadline checks) run here, not in a broker
         # queue that no worker reads.
         with eager_tasks():
-            tournament_play_inline(tournament_id=tournament.pk, progress=self.bar)
+            tournament_play_inline(tournament_id=tournament.pk, progress=advance)
 
-    def follow(self, tournament: Tournament) -> None:
+    def follow(self, tournament: Tournament, advance: Advance) -> None:
         tournament_start(tournament_id=tournament.pk)
         while True:
             tournament.refresh_from_db()
-            self.bar(tournament.matches_done, tournament.matches_total)
+            advance(tournament.matches_done, tournament.matches_total)
             if tournament.status not in (Tournament.Status.RUNNING, Tournament.Status.DRAFT):
                 return
             time.sleep(0.5)
-
-    def bar(self, done: int, total: int) -> None:
-        width = 40
-        filled = width * done // max(total, 1)
-        self.stdout.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}", ending="")
-        self.stdout.flush()
 
     def print_results(self, tournament: Tournament) -> None:
         standings = tournament_standings(tournament)

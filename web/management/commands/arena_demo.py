@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
+from cardserver.progress import progress_bar
 from web.demo import demo_arena
 
 
@@ -13,7 +14,10 @@ class Command(BaseCommand):
         parser.add_argument("--series", action="store_true", help="Also play a series to ДУРАК.")
 
     def handle(self, *args, **options) -> None:
-        demo = demo_arena(rated_matches=options["matches"], series=options["series"])
+        with progress_bar("demo arena") as advance:
+            demo = demo_arena(
+                rated_matches=options["matches"], series=options["series"], progress=advance
+            )
         self.stdout.write(
             f"{len(demo.rated)} rated matches, {len(demo.others)} other matches, "
             f"forfeit in match #{demo.forfeited.pk}, tournaments #{demo.tournament.pk} "

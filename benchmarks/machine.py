@@ -1,0 +1,94 @@
+"""The shared machine, as a benchmark sees it: who spends its CPU, and how fast it is now.
+
+Eight people may share two cores: a benchmark waits for the machine to go quiet
+(``wait_for_idle``), measures the CPU its own processes spent (``processes_cpu``,
+``cpu_since``, ``own_cpu``) against the whole machine's (``machine_cpu``), and times a
+fixed piece of Python before each run (``calibrate``), since a virtual machine also
+changes speed with nothing of its own to show for it. Linux only (``/proc``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import time
+from pathlib import Path
+
+
+def own_cpu() -> float:
+    """Return the CPU seconds this process has used so far (all its threads)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu() -> tuple[float, float]:
+    """Return (busy, total) CPU seconds of the whole machine so far (/proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    total = sum(fields[:8])
+    return (total - idle) / _TICKS, total / _TICKS
+
+
+def calibrate() -> float:
+    """Return the milliseconds a fixed piece of pure Python takes now (lower is faster).
+
+    The machine's speed varies beyond what other processes take (a virtual machine's
+    host is shared too); this figure, taken before each run, says how fast it was.
+    """
+    from games.engine import load_game
+
+    game = load_game("durak", players=2)
+    started = time.perf_counter()
+    for seed in range(200):
+        state = game.deal(seed=seed)
+        rng = random.Random(seed)
+        while not state.is_over:
+            state = state.play(rng.choice(state.legal_moves()))
+    return 1000 * (time.perf_counter() - started)
+
+
+def wait_for_idle(*, busy_below: float, timeout: float) -> float:
+    """Wait until other processes use less than ``busy_below`` cores; return that use.
+
+    The machine is shared: a run measured while something else computes measures that
+    too. Gives up (and returns the last figure) after ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        busy0, _ = machine_cpu()
+        time.sleep(2)
+        busy = (machine_cpu()[0] - busy0) / 2
+        if busy < busy_below or time.monotonic() > deadline:
+            return busy
+
+
+def processes_cpu(match: str) -> dict[int, float]:
+    """Return ``{pid: CPU seconds so far}`` of the processes whose command line has ``match``."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            if match not in command:
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[int(entry.name)] = (int(fields[11]) + int(fields[12])) / _TICKS
+    return found
+
+
+def cpu_since(before: dict[int, float], match: str) -> float:
+    """Return the CPU seconds the processes matching ``match`` used since ``before``.
+
+    A process that started meanwhile counts in full; one that ended (PostgreSQL ends a
+    backend when Django closes a connection older than ``CONN_MAX_AGE``) is left out, so
+    the figure can be a little low, never negative.
+    """
+    now = processes_cpu(match)
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())

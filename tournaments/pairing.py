@@ -1,0 +1,145 @@
+"""How the ladder chooses a table. No Django here.
+
+The live ladder (``tournaments.services.ladder_tick``) and the simulation harness
+(``benchmarks.ladder_power``) call these functions, so what the harness measures is what
+the ladder does.
+
+Two rules:
+
+- ``closest_table``: the bot with the fewest games, then the bots whose ratings are
+  closest to its own (the ladder's first rule).
+- ``informative_table``: the table whose result would change the order most. A bot's
+  weight is the chance that it is ordered wrongly against a neighbour (one minus the
+  likelihood of superiority, from the two intervals) times its interval's width, which
+  is wide while it has few games; the seed bot is drawn with that weight and the table
+  is filled with the neighbours in rating order whose pair is least separated. A bot
+  never fitted is the seed first (the fewest games first); otherwise, with probability
+  ``explore``, the seed is drawn uniformly, so that every bot seeds at least a share
+  ``explore / bots`` of the tables and none starves.
+
+Both keep the owner rule: no two bots of one owner at a table, except built-in bots,
+which the arena itself runs. Both are deterministic for a given ``rng``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054
+# A bot never fitted has no interval: it counts as this wide (Elo points).
+UNFITTED_WIDTH = 1000.0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A bot the ladder may seat: its rating (fitted, else Elo) and 95% interval."""
+
+    key: Hashable
+    owner: Hashable
+    builtin: bool
+    rating: float
+    games: int
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def sd(self) -> float:
+        if self.low is None or self.high is None:
+            return UNFITTED_WIDTH / (2.0 * Z95)
+        return max(self.high - self.low, 1e-9) / (2.0 * Z95)
+
+
+def compatible(a: Candidate, b: Candidate) -> bool:
+    """Return whether two bots may sit at one rated table (the owner rule)."""
+    if a.builtin and b.builtin:
+        return True
+    return a.owner != b.owner
+
+
+def closest_table(candidates: Sequence[Candidate], players: int) -> list[Candidate] | None:
+    """Return a table: the bot with fewest games, then the closest-rated compatible bots."""
+    ordered = sorted(candidates, key=lambda c: (c.games, _order(c.key)))
+    if len(ordered) < players:
+        return None
+    first = ordered[0]
+    table = [first]
+    for bot in sorted(ordered[1:], key=lambda c: (abs(c.rating - first.rating), c.games)):
+        if len(table) == players:
+            break
+        if all(compatible(bot, seated) for seated in table):
+            table.append(bot)
+    return table if len(table) == players else None
+
+
+def overlap(a: Candidate, b: Candidate) -> float:
+    """Return the chance that a and b are in the wrong order (1 - LOS of the better one)."""
+    spread = math.hypot(a.sd, b.sd)
+    return 0.5 * math.erfc(abs(a.rating - b.rating) / spread / math.sqrt(2.0))
+
+
+def informative_table(
+    candidates: Sequence[Candidate],
+    players: int,
+    rng: random.Random,
+    *,
+    explore: float = 0.1,
+) -> list[Candidate] | None:
+    """Return the table whose result would change the order most (see the module's text).
+
+    Costs a sort and a pass over the candidates: well under a millisecond per hundred.
+    """
+    if len(candidates) < players:
+        return None
+    ranked = sorted(candidates, key=lambda c: (-c.rating, _order(c.key)))
+    size = len(ranked)
+    # gap[i]: chance that ranked[i] and ranked[i + 1] are in the wrong order.
+    gap = [overlap(ranked[i], ranked[i + 1]) for i in range(size - 1)]
+    unfitted = [i for i, c in enumerate(ranked) if c.low is None]
+    if unfitted:
+        seed = min(unfitted, key=lambda i: (ranked[i].games, _order(ranked[i].key)))
+    elif rng.random() < explore:
+        seed = rng.randrange(size)
+    else:
+        weights = []
+        for i, c in enumerate(ranked):
+            near = max(gap[i - 1] if i else 0.0, gap[i] if i < size - 1 else 0.0)
+            weights.append(near * c.sd)
+        if sum(weights) <= 0.0:
+            weights = [1.0] * size
+        seed = rng.choices(range(size), weights=weights)[0]
+    return _fill(ranked, gap, seed, players)
+
+
+def _fill(
+    ranked: list[Candidate], gap: list[float], seed: int, players: int
+) -> list[Candidate] | None:
+    """Grow a table from ``seed`` along the rating order, least separated side first."""
+    table = [ranked[seed]]
+    below, above = seed + 1, seed - 1
+    # The pair to cross next on each side: its gap, or the gap to the last bot seated.
+    while len(table) < players:
+        down = below < len(ranked)
+        up = above >= 0
+        if not down and not up:
+            return None
+        go_down = gap[below - 1] >= gap[above] if down and up else down
+        if go_down:
+            bot, below = ranked[below], below + 1
+        else:
+            bot, above = ranked[above], above - 1
+        if all(compatible(bot, seated) for seated in table):
+            table.append(bot)
+    return table
+
+
+def _order(key: Hashable) -> tuple:
+    """A sort key that orders ints as numbers and anything else by its text."""
+    return (0, key, "") if isinstance(key, int) else (1, 0, str(key))
+
+
+def seat_rotations(table: Sequence[Hashable]) -> list[list[Hashable]]:
+    """Return the N seat rotations of an N-player table: one duplicate deck per rotation."""
+    return [list(table[r:]) + list(table[:r]) for r in range(len(table))]
