@@ -28,6 +28,7 @@ from games.engine import load_game
 from games.engine.cards import shuffled_deck
 from games.errors import MatchError
 from games.models import Match
+from games.seating import SeatHolder
 from tournaments import sprt
 from tournaments.models import SequentialPair, SequentialTest
 from tournaments.schedule import deck_seed

@@ -118,8 +118,7 @@ def test_seats_record_the_version_for_every_kind_of_bot(user, http_bot, client_b
     http, _ = services.bot_register(owner=user, name="hb", kind="http", games=["durak"], url=url)
     match = match_create(
         creator=user, game="durak", players=3,
-        seats=[SeatHolder(bot=builtin), SeatHolder(bot=http), None],
-        notify=False,
+        seats=[SeatHolder(bot=builtin), SeatHolder(bot=http), None], notify=False,
     )  # fmt: skip
     client_bot.refresh_from_db()
     match_join(match_id=match.pk, user=user, bot=client_bot)
@@ -135,8 +134,7 @@ def test_a_seat_taken_after_a_new_version_records_the_new_one(user, client_bot):
     client_bot.refresh_from_db()
     finished = match_create(
         creator=user, game="durak", players=2,
-        seats=[SeatHolder(bot=client_bot), SeatHolder(user=user)],
-        notify=False,
+        seats=[SeatHolder(bot=client_bot), SeatHolder(user=user)], notify=False,
     )  # fmt: skip
     assert Seat.objects.get(match=finished, index=0).bot_version.label == "v2"
 
@@ -146,8 +144,7 @@ def test_bot_at_label_filters_the_archive_and_the_head_to_head(api_client, clien
     client_bot.refresh_from_db()
     old = match_create(
         creator=user, game="durak", players=2,
-        seats=[SeatHolder(bot=client_bot), SeatHolder(bot=other)],
-        notify=False,
+        seats=[SeatHolder(bot=client_bot), SeatHolder(bot=other)], notify=False,
     )  # fmt: skip
     versions.bot_version_start(bot_id=client_bot.pk, reason="owner", label="v2")
     client_bot.refresh_from_db()
