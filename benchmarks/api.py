@@ -2,10 +2,14 @@
 
     python -m benchmarks.api --db postgres [--seconds 20] [--repeats 3] [--clients 16]
                              [--rate 100] [--workers 2] [--threads 8] [--worker]
+                             [--servers asgi,gthread]
 
 It creates a fresh PostgreSQL database (dropped at the end), migrates it, starts
-gunicorn (``--workers`` processes, gthread, ``--threads`` each) on 127.0.0.1 with
-``DEBUG=0``, creates users with tokens, and measures, ``--repeats`` times each:
+gunicorn on 127.0.0.1 with ``DEBUG=0`` in each shape of ``--servers`` (``asgi``: the
+production shape, uvicorn workers on ``cardserver.asgi`` with the sync API in a pool of
+``--threads`` threads; ``gthread``: the former one, gthread workers on
+``cardserver.wsgi``), ``--workers`` processes each, creates users with tokens, and
+measures, ``--repeats`` times each, the shapes taking turns within every repeat:
 
 (a) throughput at saturation: ``--clients`` threads, each playing its own 2-player Durak
     match in which its user holds both seats, as fast as it can: ``GET .../me/`` (the
@@ -65,8 +69,18 @@ from benchmarks import api_load, harness, machine
 # --- Environment ------------------------------------------------------------------------
 
 
+# gunicorn's arguments for each server shape (cardserver/gunicorn.py gives the rest).
+SHAPES = {
+    "asgi": ["cardserver.asgi:application"],
+    # The former shape exactly: gthread workers, gunicorn's keep-alive of 2 s.
+    "gthread": ["cardserver.wsgi", "--worker-class", "gthread", "--keep-alive", "2"],
+}
+SHAPE_NAMES = {"asgi": "uvicorn workers, sync API in a thread pool", "gthread": "gthread"}
+
+
 class Server:
-    """gunicorn serving the project on the scratch database (and a Celery worker if asked)."""
+    """gunicorn serving the project on the scratch database, once per server shape (and a
+    Celery worker if asked)."""
 
     def __init__(
         self,
@@ -77,9 +91,12 @@ class Server:
         threads: int,
         worker: bool,
         log: Path | None = None,
+        shapes: tuple[str, ...] = ("asgi",),
     ) -> None:
         self.database = database.name
-        self.port = harness.free_port()
+        self.shapes = shapes
+        self.ports = {shape: harness.free_port() for shape in shapes}
+        self.port = self.ports[shapes[0]]
         self.env = env | {
             "DEBUG": "0",
             "SECRET_KEY": "benchmark-" + "k" * 50,
@@ -93,27 +110,34 @@ class Server:
         self.processes: list[subprocess.Popen] = []
 
     def __enter__(self) -> Server:
-        # The production configuration (cardserver/gunicorn.py: gthread, JSON access
-        # log), its log lines written nowhere.
-        gunicorn = [
-            sys.executable, "-m", "gunicorn", "-c", "python:cardserver.gunicorn",
-            "cardserver.wsgi", "--bind", f"127.0.0.1:{self.port}", "--workers",
-            str(self.workers), "--threads", str(self.threads),
-        ]  # fmt: skip
-        self.processes.append(
-            harness.start(gunicorn, env=self.env | {"LOG_LEVEL": "INFO"}, log=self.log)
-        )
+        # The production configuration (cardserver/gunicorn.py, JSON access log), its
+        # log lines written nowhere.
+        for shape, port in self.ports.items():
+            gunicorn = [
+                sys.executable, "-m", "gunicorn", "-c", "python:cardserver.gunicorn",
+                *SHAPES[shape], "--bind", f"127.0.0.1:{port}", "--workers",
+                str(self.workers), "--threads", str(self.threads),
+            ]  # fmt: skip
+            env = self.env | {"LOG_LEVEL": "INFO", "GUNICORN_THREADS": str(self.threads)}
+            self.processes.append(harness.start(gunicorn, env=env, log=self.log))
         if self.worker:
             node = f"bench-api-{os.getpid()}@{socket.gethostname()}"
             self.processes.append(
                 harness.start(harness.celery_worker(node=node, pool="solo"), env=self.env)
             )
         try:
-            harness.wait_until(self._healthy, timeout=30, what="gunicorn to answer")
+            for shape in self.shapes:
+                self.use(shape)
+                harness.wait_until(self._healthy, timeout=30, what=f"gunicorn ({shape})")
         except TimeoutError:
             self.__exit__()
             raise
+        self.use(self.shapes[0])
         return self
+
+    def use(self, shape: str) -> None:
+        """Make ``url`` and ``port`` those of the server of ``shape``."""
+        self.port = self.ports[shape]
 
     def _healthy(self) -> bool:
         try:
@@ -239,6 +263,9 @@ def main() -> None:
     parser.add_argument("--worker", action="store_true", help="run a Celery worker too")
     parser.add_argument("--parts", default="abc", help="which parts to run, e.g. ab")
     parser.add_argument(
+        "--servers", default="asgi", help="server shapes, taking turns: asgi, gthread or both"
+    )
+    parser.add_argument(
         "--idle-below",
         type=float,
         default=0.15,
@@ -272,36 +299,44 @@ def main() -> None:
         harness.django_setup(env | {"CELERY_TASK_ALWAYS_EAGER": "0"})
         with Server(
             env=env, database=database, workers=args.workers, threads=args.threads,
-            worker=args.worker, log=args.server_log,
+            worker=args.worker, log=args.server_log, shapes=tuple(args.servers.split(",")),
         ) as server:  # fmt: skip
-            throughput, latency, service = measure(args, server)
+            results, service = measure(args, server)
 
-    print()
-    print(
-        f"Python {platform.python_version()}, {os.cpu_count()} cores, gunicorn "
-        f"{args.workers} workers x {args.threads} threads (gthread), PostgreSQL, "
-        f"broker {'Redis' if broker.url else 'embedded'}"
-        f"{' + Celery worker' if args.worker else ''}; load generator {args.http}; "
-        f"{args.repeats} runs of {args.seconds:g} s; median (min-max)"
-    )
-    if throughput:
-        _print_throughput(args, throughput)
-    if latency:
-        _print_latency(args, latency)
+    for shape, (throughput, latency) in results.items():
+        print()
+        print(
+            f"Python {platform.python_version()}, {os.cpu_count()} cores, gunicorn "
+            f"{args.workers} workers x {args.threads} threads ({SHAPE_NAMES[shape]}), "
+            f"PostgreSQL, broker {'Redis' if broker.url else 'embedded'}"
+            f"{' + Celery worker' if args.worker else ''}; load generator {args.http}; "
+            f"{args.repeats} runs of {args.seconds:g} s; median (min-max)"
+        )
+        if throughput:
+            _print_throughput(args, throughput)
+        if latency:
+            _print_latency(args, latency)
     if service:
         _print_service(service)
     if args.json:
-        args.json.write_text(
-            json.dumps({"throughput": throughput, "latency": latency, "service": service}, indent=2)
-        )
+        first = results[server.shapes[0]]
+        figures = {"throughput": first[0], "latency": first[1], "service": service}
+        figures["shapes"] = {
+            name: {"throughput": runs[0], "latency": runs[1]} for name, runs in results.items()
+        }
+        args.json.write_text(json.dumps(figures, indent=2))
 
 
-def measure(args, server: Server) -> tuple[list[dict], list[dict], dict | None]:
-    """Run the parts asked for; return the runs of (a), of (b) and the costs of (c)."""
+def measure(args, server: Server) -> tuple[dict[str, tuple[list, list]], dict | None]:
+    """Run the parts asked for; return the runs of (a) and of (b) per server shape, and
+    the costs of (c)."""
     tokens = _tokens(args.clients + args.lanes)
     names = [_username(t) for t in tokens]
-    throughput, latency = [], []
-    for repeat in range(args.repeats):
+    results: dict[str, tuple[list, list]] = {shape: ([], []) for shape in server.shapes}
+    for repeat, shape in [(r, s) for r in range(args.repeats) for s in server.shapes]:
+        server.use(shape)
+        throughput, latency = results[shape]
+        print(f"-- {shape}", flush=True)
         if "a" in args.parts:
             machine.wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
             speed = machine.calibrate()
@@ -326,7 +361,7 @@ def measure(args, server: Server) -> tuple[list[dict], list[dict], dict | None]:
     if "c" in args.parts:
         machine.wait_for_idle(busy_below=args.idle_below, timeout=args.idle_timeout)
         service = run_service_costs()
-    return throughput, latency, service
+    return results, service
 
 
 def _quiet(runs: list[dict], args) -> list[dict]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing
 import os
 import platform
@@ -23,20 +22,10 @@ import time
 from pathlib import Path
 
 from bots.builtin import DEFAULT_BUDGET, decision_rng, get_player
+from bots.kit.arena import wilson_interval
 from games.engine import load_game
 
 PAIRINGS = [("strong", "greedy"), ("greedy", "random"), ("strong", "random")]
-
-
-def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
-    """Return the 95% Wilson score interval of a binomial proportion."""
-    if not trials:
-        return 0.0, 1.0
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
-    half /= 1 + z * z / trials
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def play_deck(task: tuple[str, str, int, int | None]) -> dict:
@@ -100,7 +89,7 @@ def report(row: dict) -> None:
           f"wall {row['wall']:.0f} s")
     for name in (row["first"], row["second"]):
         lost = row["losses"][name]
-        low, high = wilson(lost, games)
+        low, high = wilson_interval(lost, games)
         times = sorted(row["times"][name])
         median = statistics.median(times) * 1000 if times else 0.0
         p95 = times[int(0.95 * (len(times) - 1))] * 1000 if times else 0.0

@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from bots import services
-from bots.models import Bot
+from bots.models import Bot, BotVersion
 
 
 @admin.register(Bot)
@@ -33,6 +33,7 @@ class BotAdmin(admin.ModelAdmin):
         "last_ping_ok",
         "last_ping_detail",
         "created_at",
+        "version",
     ]
     raw_id_fields = ["owner"]
     # A URL typed without a scheme means https (Django 6's default; 5.2 warns otherwise).
@@ -61,3 +62,17 @@ class BotAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"Pings queued for {len(bot_ids)} HTTP bot(s).", messages.SUCCESS
         )
+
+
+@admin.register(BotVersion)
+class BotVersionAdmin(admin.ModelAdmin):
+    """Versions start through the API and the pings; the admin only shows them."""
+
+    list_display = ["bot", "label", "reason", "created_at"]
+    list_filter = ["reason"]
+    search_fields = ["bot__name", "label"]
+    list_select_related = ["bot"]
+    readonly_fields = ["bot", "label", "reason", "url", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -191,7 +191,11 @@ class BotCaller:
             return BotAnswer(
                 fault=refused.fault, detail=refused.detail, elapsed=time.monotonic() - started
             )
-        return BotAnswer(elapsed=time.monotonic() - started)
+        version = data.get("version")
+        return BotAnswer(
+            elapsed=time.monotonic() - started,
+            version=version[:40] if isinstance(version, str) else "",
+        )
 
     def _call(self, url: str, secret: str, payload: Mapping[str, Any], time_limit: float) -> dict:
         """Return the bot's JSON object; raise _Refused with the fault otherwise."""

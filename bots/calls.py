@@ -42,7 +42,7 @@ from bots.driver import (
     lease_release,
 )
 from bots.models import BotTurnLease
-from bots.protocol import Fault, build_request, request_timed
+from bots.protocol import Fault, move_request, request_timed
 from bots.services import bot_caller, bot_health_record
 
 # Seconds a call over its owner's share waits before it looks again.
@@ -75,15 +75,13 @@ def http_turn_play(turn: BotTurn, driver: Driver) -> int:
 
 def _call_new(turn: BotTurn, driver: Driver) -> dict:
     limit = turn.move_time_limit
-    payload = build_request(
+    payload = move_request(
+        state=turn.state,
         match_id=turn.match_id,
         game=turn.game,
         options=turn.options,
-        seat=turn.seat,
-        view=turn.state.view(turn.seat),
-        legal_moves=turn.state.legal_moves(),
-        deadline=timezone.now() + timedelta(seconds=limit),
         time_limit=limit,
+        now=timezone.now(),
     )
     bot = turn.bot
     return {

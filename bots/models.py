@@ -48,6 +48,10 @@ class Bot(models.Model):
     last_ping_ok = models.BooleanField(null=True, blank=True)
     last_ping_detail = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The version playing now: every seat the bot takes records it (Seat.bot_version).
+    version = models.ForeignKey(
+        "BotVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["name"]
@@ -79,10 +83,53 @@ class Bot(models.Model):
         return self.kind in (self.Kind.HTTP, self.Kind.BUILTIN)
 
     @property
+    def seated_by_anyone(self) -> bool:
+        """Whether anyone may seat this bot in a match: the built-in players, which are
+        everyone's; another bot only its owner or the arena (``games`` asks it)."""
+        return self.kind == self.Kind.BUILTIN
+
+    @property
     def open_matches_capped(self) -> bool:
         """Whether ``MAX_OPEN_MATCHES_PER_BOT`` applies: not to the built-in players, which
         the arena seats in as many matches as it opens."""
         return self.kind != self.Kind.BUILTIN
+
+
+version_label_validator = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$",
+    "A version label is 1-40 letters, digits, '_', '.', '+' or '-', starting with a letter "
+    "or digit.",
+)
+
+
+class BotVersion(models.Model):
+    """One version of a bot: from when it started until the next one did.
+
+    ``bot@label`` names it anywhere a bot is named. A version starts when the bot is
+    registered, when its owner says so, when an HTTP bot's URL changes, or when an HTTP
+    bot's ping answer reports a ``version`` string it has not reported before.
+    """
+
+    class Reason(models.TextChoices):
+        REGISTERED = "registered", "Registered"
+        OWNER = "owner", "Its owner started it"
+        URL = "url", "The bot's URL changed"
+        PING = "ping", "The bot's ping answer reported it"
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="versions")
+    label = models.CharField(max_length=40, validators=[version_label_validator])
+    reason = models.CharField(max_length=12, choices=Reason.choices)
+    url = models.URLField(blank=True, max_length=500, help_text="HTTP bots: the URL it had.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["bot", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["bot", "label"], name="one_version_label_per_bot"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id}@{self.label}"
 
 
 class BotTurnLease(models.Model):

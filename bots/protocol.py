@@ -17,7 +17,8 @@ The call itself (httpx, the checked network backend) is ``bots.caller``; it retu
 ``BotAnswer``: the move, or a fault whose reason (``Fault``) the matches layer stores when
 the bot forfeits.
 
-Pure Python on the standard library alone, no Django: the bot kit imports this module.
+Pure Python on the standard library and the engine, no Django: the bot kit imports this
+module.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from games.engine.moves import move_key
@@ -153,6 +154,35 @@ def build_request(
     }
 
 
+def move_request(
+    *,
+    state: Any,
+    match_id: int | str,
+    game: str,
+    options: Mapping[str, Any],
+    time_limit: float,
+    now: datetime | None = None,
+) -> dict:
+    """Return the request asking the seat to move in the engine ``state`` for its move.
+
+    The one place where a bot's ``view`` and ``legal_moves`` come from: the server's bot
+    turns and the bot kit's local arena and checker all call it, so a bot sees the same
+    request from both.
+    """
+    seat = state.to_move
+    now = datetime.now(UTC) if now is None else now
+    return build_request(
+        match_id=match_id,
+        game=game,
+        options=options,
+        seat=seat,
+        view=state.view(seat),
+        legal_moves=state.legal_moves(),
+        deadline=now + timedelta(seconds=time_limit),
+        time_limit=time_limit,
+    )
+
+
 def request_timed(request: Mapping[str, Any], *, deadline: datetime, time_limit: float) -> dict:
     """Return ``request`` (from ``build_request``) with its deadline and time limit set anew:
     for a request built before it is sent, whose bot's time starts at the send."""
@@ -215,6 +245,8 @@ class BotAnswer:
     fault: Fault | None = None
     detail: str = ""
     elapsed: float = 0.0
+    # A ping answer's "version": the bot's own name for the code answering (or "").
+    version: str = ""
 
     @property
     def ok(self) -> bool:

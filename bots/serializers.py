@@ -24,6 +24,10 @@ class BotSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField(
         help_text="HTTP bots, shown to the owner only; null for everyone else."
     )
+    version = serializers.CharField(
+        source="version.label", read_only=True, allow_null=True, default=None,
+        help_text="The label of the version playing now (`name@label` names it).",
+    )
 
     class Meta:
         model = Bot
@@ -35,6 +39,7 @@ class BotSerializer(serializers.ModelSerializer):
             "description",
             "builtin",
             "url",
+            "version",
             "enabled",
             "healthy",
             "consecutive_failures",
@@ -115,6 +120,27 @@ class BotUpdateSerializer(serializers.Serializer):
     )
     url = serializers.CharField(max_length=500, required=False)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    version = serializers.CharField(
+        max_length=40, required=False,
+        help_text="Start a new version with this label (the same as POST .../versions/).",
+    )
+
+
+class BotVersionSerializer(serializers.Serializer):
+    """A version of a bot and what it played."""
+
+    label = serializers.CharField()
+    name = serializers.CharField(help_text="`bot@label`.")
+    reason = serializers.CharField(help_text="registered, owner, url or ping.")
+    current = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    games = serializers.IntegerField(help_text="Finished matches it played.")
+    losses = serializers.IntegerField()
+    loss_rate = serializers.FloatField(allow_null=True)
+
+
+class BotVersionCreateSerializer(serializers.Serializer):
+    label = serializers.CharField(max_length=40)
 
 
 class BotPingSerializer(serializers.Serializer):
@@ -125,3 +151,51 @@ class BotPingSerializer(serializers.Serializer):
     detail = serializers.CharField(allow_blank=True)
     elapsed_ms = serializers.IntegerField()
     bot = BotSerializer()
+
+
+class ForfeitCountsSerializer(serializers.Serializer):
+    timeouts = serializers.IntegerField(help_text="Out of time.")
+    crashes = serializers.IntegerField(
+        help_text="No usable answer: connection errors, HTTP errors, redirects, oversized "
+        "answers, refused URLs."
+    )
+    illegal = serializers.IntegerField(help_text="Illegal or malformed moves.")
+    resigned = serializers.IntegerField()
+
+
+class OpponentRecordSerializer(serializers.Serializer):
+    """The bot's record against one opponent in one game shape (pairings of seats)."""
+
+    opponent = serializers.CharField()
+    game = serializers.CharField()
+    players = serializers.IntegerField()
+    games = serializers.IntegerField(help_text="Pairings: a seat of each at a finished match.")
+    points = serializers.FloatField(
+        help_text="1 when the opponent's seat lost, 1/2 for a draw or a third seat lost."
+    )
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    others = serializers.IntegerField(help_text="A third seat lost.")
+    score = serializers.FloatField(help_text="points / games")
+    score_low = serializers.FloatField(help_text="95% interval of the score (Wilson).")
+    score_high = serializers.FloatField()
+    forfeits = ForfeitCountsSerializer(help_text="The bot's own forfeits, by kind.")
+
+    def to_representation(self, record):
+        low, high = record.interval
+        return {
+            "opponent": record.opponent,
+            "game": record.game,
+            "players": record.players,
+            "games": record.games,
+            "points": record.points,
+            "wins": record.wins,
+            "losses": record.losses,
+            "draws": record.draws,
+            "others": record.others,
+            "score": record.score,
+            "score_low": low,
+            "score_high": high,
+            "forfeits": record.forfeits,
+        }

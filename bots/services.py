@@ -24,8 +24,9 @@ from django.db.models import Case, F, Value, When
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from bots import versions
 from bots.caller import BotCaller
-from bots.models import Bot, bot_name_validator
+from bots.models import Bot, BotVersion, bot_name_validator
 from bots.protocol import BotAnswer
 from bots.urlsafety import UnsafeBotURL, resolve_safe
 from games.engine import GAME_CLASSES
@@ -93,6 +94,7 @@ def bot_register(
             last_ping_detail=_ping_detail(answer),
             consecutive_failures=int(failed),
             healthy=not (failed and settings.BOTS_UNHEALTHY_AFTER <= 1),
+            first_version=answer.version if answer.ok else "",
         )
         return bot, secret
 
@@ -110,10 +112,12 @@ def bot_register(
     return bot, token.key
 
 
-def _bot_create(**fields) -> Bot:
+def _bot_create(*, first_version: str = "", **fields) -> Bot:
     try:
         with transaction.atomic():
-            return Bot.objects.create(**fields)
+            bot = Bot.objects.create(**fields)
+            versions.bot_version_first(bot=bot, label=first_version)
+            return bot
     except IntegrityError:
         # Two registrations of one name at once: the unique index decided.
         raise ValidationError({"name": [_NAME_TAKEN]}) from None
@@ -157,12 +161,15 @@ def bot_update(
     description: str | None = None,
     url: str | None = None,
     games: Iterable[str] | None = None,
+    version: str | None = None,
 ) -> Bot:
     """Change what is given of the bot's description, URL and games; return the bot.
 
     A new URL (HTTP bots only) is checked like at registration and pinged, and the ping
-    is recorded. Raise ValidationError for an unknown game, or a URL that is refused or
-    given for a bot that is not an HTTP bot.
+    is recorded; it starts a new version of the bot (the one the ping answer reports, or
+    the next number). ``version`` starts a version with that label. Raise
+    ValidationError for an unknown game, or a URL that is refused or given for a bot
+    that is not an HTTP bot, or a version label that is invalid or used before.
     """
     bot = Bot.objects.get(pk=bot_id)
     errors: dict[str, list[str]] = {}
@@ -189,6 +196,14 @@ def bot_update(
             Bot.objects.filter(pk=bot_id).update(**changes)
         if answer is not None:
             bot_health_record(bot_id=bot_id, ok=answer.ok, ping=answer)
+        if version is not None:
+            versions.bot_version_start(
+                bot_id=bot_id, reason=BotVersion.Reason.OWNER, label=version
+            )
+        elif "url" in changes:
+            reported = answer.version if answer.ok else ""
+            if not reported or versions.bot_version_reported(bot_id=bot_id, label=reported) is None:
+                versions.bot_version_start(bot_id=bot_id, reason=BotVersion.Reason.URL)
     return Bot.objects.get(pk=bot_id)
 
 
@@ -222,6 +237,7 @@ def builtin_bots_ensure() -> list[Bot]:
                     "description": f"The built-in {player} player.",
                 },
             )
+            versions.bot_version_first(bot=bot)
             bots.append(bot)
     return bots
 
@@ -242,6 +258,8 @@ def bot_ping(*, bot_id: int) -> BotAnswer:
     answer = bot_caller().ping(bot.url, bot.secret, settings.BOTS_DEFAULT_MOVE_TIME_LIMIT)
     with transaction.atomic():
         bot_health_record(bot_id=bot_id, ok=answer.ok, ping=answer)
+        if answer.ok and answer.version:
+            versions.bot_version_reported(bot_id=bot_id, label=answer.version)
     return answer
 
 

@@ -11,4 +11,6 @@ urlpatterns = [
     path("bots/<str:name>/enable/", views.BotEnableView.as_view(), name="bot-enable"),
     path("bots/<str:name>/disable/", views.BotDisableView.as_view(), name="bot-disable"),
     path("bots/<str:name>/ping/", views.BotPingView.as_view(), name="bot-ping"),
+    path("bots/<str:name>/opponents/", views.BotOpponentsView.as_view(), name="bot-opponents"),
+    path("bots/<str:name>/versions/", views.BotVersionsView.as_view(), name="bot-versions"),
 ]

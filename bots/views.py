@@ -9,13 +9,13 @@ import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, permissions, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.fields import get_error_detail
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from bots import services
-from bots.models import Bot
+from bots import headtohead, services, versions
+from bots.models import Bot, BotVersion
 from bots.serializers import (
     GAME_CHOICES,
     BotCredentialsSerializer,
@@ -24,6 +24,9 @@ from bots.serializers import (
     BotRegisterSerializer,
     BotSerializer,
     BotUpdateSerializer,
+    BotVersionCreateSerializer,
+    BotVersionSerializer,
+    OpponentRecordSerializer,
 )
 
 
@@ -82,7 +85,7 @@ def _invalid(exc: DjangoValidationError) -> ValidationError:
 class BotListView(generics.ListAPIView):
     """List bots (anyone), or register one (signed-in users)."""
 
-    queryset = Bot.objects.select_related("owner")
+    queryset = Bot.objects.select_related("owner", "version")
     serializer_class = BotSerializer
     filterset_class = BotFilter
 
@@ -111,7 +114,7 @@ class BotListView(generics.ListAPIView):
 class BotDetailView(generics.RetrieveAPIView):
     """Show a bot (anyone), or change its description, URL or games (its owner)."""
 
-    queryset = Bot.objects.select_related("owner")
+    queryset = Bot.objects.select_related("owner", "version")
     serializer_class = BotSerializer
     lookup_field = "name"
     permission_classes = [permissions.IsAuthenticatedOrReadOnly, IsOwnerOrReadOnly]
@@ -135,7 +138,7 @@ class BotDetailView(generics.RetrieveAPIView):
 class _OwnerActionView(generics.GenericAPIView):
     """A POST on a bot that only its owner may make."""
 
-    queryset = Bot.objects.select_related("owner")
+    queryset = Bot.objects.select_related("owner", "version")
     lookup_field = "name"
     permission_classes = [permissions.IsAuthenticated, IsOwner]
 
@@ -218,3 +221,72 @@ class BotPingView(_OwnerActionView):
             "bot": bot,
         }
         return Response(BotPingSerializer(data, context=self.get_serializer_context()).data)
+
+
+class BotOpponentsView(generics.GenericAPIView):
+    queryset = Bot.objects.all()
+    lookup_field = "name"
+    serializer_class = OpponentRecordSerializer
+    pagination_class = None
+
+    @extend_schema(
+        responses={200: OpponentRecordSerializer(many=True)},
+        description=(
+            "The bot's head-to-head record against every bot it has met, per game shape: "
+            "games (pairings of a seat of each at a finished match), points, wins, losses, "
+            "draws, the score with its 95% interval, and the bot's forfeits by kind."
+        ),
+    )
+    def get(self, request: Request, name: str) -> Response:
+        bot, version = _bot_and_version_or_404(name)
+        records = headtohead.bot_opponents(mine=versions.seats_of(bot, version))
+        return Response(OpponentRecordSerializer(records, many=True).data)
+
+
+def _bot_and_version_or_404(name: str) -> tuple[Bot, BotVersion | None]:
+    try:
+        return versions.bot_and_version(name)
+    except Bot.DoesNotExist:
+        raise NotFound(f"No bot is named {name.partition('@')[0]!r}.") from None
+    except BotVersion.DoesNotExist:
+        raise NotFound(f"{name!r} names no version of the bot.") from None
+
+
+class BotVersionsView(generics.GenericAPIView):
+    queryset = Bot.objects.all()
+    lookup_field = "name"
+    serializer_class = BotVersionSerializer
+    pagination_class = None
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly, IsOwnerOrReadOnly]
+
+    @extend_schema(
+        responses={200: BotVersionSerializer(many=True)},
+        description="The bot's versions, oldest first, with the finished matches each played.",
+    )
+    def get(self, request: Request, name: str) -> Response:
+        bot = self.get_object()
+        lines = versions.bot_version_lines(bot=bot)
+        return Response(BotVersionSerializer(lines, many=True).data)
+
+    @extend_schema(
+        request=BotVersionCreateSerializer,
+        responses={201: BotVersionSerializer, 400: OpenApiResponse(description="A label "
+                   "that is not one, or one the bot has used before.")},
+        description=(
+            "Start a new version of the bot (its owner): from now on every seat it takes "
+            "records this version. The live Elo stays the bot's."
+        ),
+    )
+    def post(self, request: Request, name: str) -> Response:
+        bot = self.get_object()
+        given = BotVersionCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        try:
+            version = versions.bot_version_start(
+                bot_id=bot.pk, reason=BotVersion.Reason.OWNER, label=given.validated_data["label"]
+            )
+        except DjangoValidationError as exc:
+            raise _invalid(exc) from None
+        bot.refresh_from_db()
+        [line] = [x for x in versions.bot_version_lines(bot=bot) if x["id"] == version.pk]
+        return Response(BotVersionSerializer(line).data, status=status.HTTP_201_CREATED)

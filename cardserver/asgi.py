@@ -1,9 +1,149 @@
-"""ASGI entry point."""
+"""ASGI entry point: the web process of every shape (``cardserver/gunicorn.py``, ``make run``).
 
+    gunicorn -c python:cardserver.gunicorn cardserver.asgi:application
+
+One event loop per process serves two kinds of request:
+
+- **Waiting** (``/stream/``, ``.../wait/``): Django's async handler and async views
+  (``games/streams.py``). A waiter costs a coroutine and a socket, not a thread: one
+  process holds thousands, woken by the live hub (``games/live.py``).
+- **Everything else** (the sync DRF API, pages, admin): Django's WSGI handler in a fixed
+  pool of ``GUNICORN_THREADS`` threads (``a2wsgi``), exactly as under gunicorn's gthread
+  workers: each thread keeps its database connection (``CONN_MAX_AGE``), and no request
+  pays for a thread of its own. (Django's async handler would run each sync view in a new
+  thread with a new database connection.)
+
+Each request gets one access-log line (``gunicorn.access``, the fields of
+``cardserver.logs``) with ``match_id`` for a match's URL, and the sends of a waiting
+response time out after ``LIVE_SEND_TIMEOUT`` seconds: a client that stops reading is
+cut off, never buffered without bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
 import os
+import re
+import time
 
+from a2wsgi import WSGIMiddleware
 from django.core.asgi import get_asgi_application
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler
+
+from cardserver import serving
+from cardserver.serving import in_async_server
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardserver.settings")
 
-application = get_asgi_application()
+get_asgi_application()  # django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.wsgi import get_wsgi_application  # noqa: E402
+from django.urls import get_resolver  # noqa: E402
+
+access_log = logging.getLogger("gunicorn.access")
+
+# The routes served by async views; every other path goes to the WSGI pool.
+LIVE_PATH = re.compile(r"^/api/v1/(?:matches/\d+/(?:stream|wait)/|stream/events/)$")
+MATCH_PATH = re.compile(r"^/api/v1/matches/(\d+)/")
+
+
+class LiveHandler(ASGIHandler):
+    """Django's ASGI handler without a thread of its own per request.
+
+    Django runs each request's thread-sensitive sync calls (its request signals) in a
+    thread made for that request, alive until the response ends: a thread per open stream.
+    Here they share the process's one thread-sensitive thread; the views' database reads
+    go to the live reader pool (``games.live.run_sync``).
+    """
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        in_async_server.set(True)
+        await self.handle(scope, receive, send)
+
+
+class Application:
+    """Route, log and time out sends; answer the lifespan protocol."""
+
+    def __init__(self) -> None:
+        self.live = LiveHandler()
+        threads = int(os.environ.get("GUNICORN_THREADS") or 8)
+        self.wsgi = WSGIMiddleware(get_wsgi_application(), workers=threads)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path = scope.get("path", "")
+        live = bool(LIVE_PATH.match(path))
+        started = time.perf_counter()
+        answer = {"status": 0, "bytes": 0}
+        timeout = settings.LIVE_SEND_TIMEOUT if live else None
+
+        async def logged_send(message) -> None:
+            if message["type"] == "http.response.start":
+                answer["status"] = message["status"]
+            elif message["type"] == "http.response.body":
+                answer["bytes"] += len(message.get("body", b""))
+            if timeout:
+                try:
+                    await asyncio.wait_for(send(message), timeout)
+                except TimeoutError:
+                    answer["cut"] = True
+                    raise RequestAborted("the client stopped reading") from None
+            else:
+                await send(message)
+
+        try:
+            await (self.live if live else self.wsgi)(scope, receive, logged_send)
+        finally:
+            _log_access(scope, answer, time.perf_counter() - started)
+
+    async def _lifespan(self, receive, send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                serving.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def _log_access(scope, answer: dict, seconds: float) -> None:
+    if not access_log.isEnabledFor(logging.INFO):
+        return
+    headers = dict(scope.get("headers") or ())
+    client = scope.get("client") or ("-", 0)
+    atoms = {
+        "h": client[0],
+        "m": scope.get("method"),
+        "U": scope.get("path"),
+        "q": (scope.get("query_string") or b"").decode("latin-1"),
+        "s": answer["status"],
+        "B": answer["bytes"],
+        "D": int(seconds * 1_000_000),
+        "a": headers.get(b"user-agent", b"-").decode("latin-1"),
+    }
+    found = MATCH_PATH.match(scope.get("path", ""))
+    extra = {"match_id": int(found.group(1))} if found else {}
+    if answer.get("cut"):
+        extra["cut_off"] = "slow reader"
+    access_log.info(
+        '%(h)s "%(m)s %(U)s?%(q)s" %(s)s %(B)s %(D)sus', atoms, extra=extra
+    )
+
+
+application = Application()
+
+# As in cardserver/wsgi.py: import every view now, then keep the loaded project's objects
+# out of the garbage collector's reach (no full collection walking them mid-request).
+get_resolver().url_patterns  # noqa: B018 - imports the URLconf and its views
+gc.freeze()

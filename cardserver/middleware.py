@@ -1,5 +1,6 @@
 """Project middleware: log lines' match id, the request body limit, a database that is down,
-and the browser's middleware kept off API requests that carry no cookie.
+paths with a NUL character, and the browser's middleware kept off API requests that carry
+no cookie.
 
 A client of the API (a bot, a script) sends ``Authorization: Token ...`` and no cookie:
 no session, flash message or session user can concern its requests, yet Django's
@@ -17,13 +18,14 @@ views, being CSRF-exempt, cost it little.)
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
 from django.contrib.auth import middleware as auth_middleware
 from django.contrib.messages import middleware as messages_middleware
 from django.contrib.sessions import middleware as sessions_middleware
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from whitenoise.middleware import WhiteNoiseMiddleware as _WhiteNoiseMiddleware
 
 from cardserver.api import DATABASE_DOWN, DATABASE_RETRY_AFTER, error_body
 from cardserver.logs import set_match_id
@@ -36,6 +38,62 @@ logger = logging.getLogger(__name__)
 def cookieless_api_request(request: HttpRequest) -> bool:
     """Return whether ``request`` is an API request that carries no cookie at all."""
     return not request.META.get("HTTP_COOKIE") and request.path.startswith(API_PREFIX)
+
+
+class BothModes:
+    """A middleware that runs in Django's async handler (``cardserver.asgi``'s streams) as in
+    its sync one, so that an async view needs no thread for the middleware around it.
+
+    A subclass writes ``handle(request)`` (sync, no I/O) returning the response to give
+    instead of calling the view, or None.
+    """
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest):
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        answer = self.handle(request)
+        return self.get_response(request) if answer is None else answer
+
+    async def _acall(self, request: HttpRequest):
+        answer = self.handle(request)
+        return await self.get_response(request) if answer is None else answer
+
+    def handle(self, request: HttpRequest) -> HttpResponse | None:
+        return None
+
+
+class WhiteNoiseMiddleware(_WhiteNoiseMiddleware):
+    """WhiteNoise's, able to run in the async handler too (the stream routes are never
+    static files, but the handler wants every middleware in one mode)."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response=None, settings=settings) -> None:
+        super().__init__(get_response, settings)
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request):
+        if not iscoroutinefunction(self):
+            return super().__call__(request)
+        return self._acall(request)
+
+    async def _acall(self, request):
+        static_file = self.files.get(request.path_info)
+        if static_file is None and self.autorefresh:
+            static_file = await sync_to_async(self.find_file)(request.path_info)
+        if static_file is not None:
+            return await sync_to_async(self.serve)(static_file, request)
+        return await self.get_response(request)
 
 
 class _PassOverCookielessApi:
@@ -59,19 +117,15 @@ class MessageMiddleware(_PassOverCookielessApi, messages_middleware.MessageMiddl
     """Django's, except for API requests without a cookie (no messages to show them)."""
 
 
-class MatchContextMiddleware:
+class MatchContextMiddleware(BothModes):
     """Make every log line of a request to one match's URL carry that match's id.
 
     The id is set when the view is known and left in place after the response, so the
     server's access-log line carries it too; the next request in the thread sets its own.
     """
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def handle(self, request: HttpRequest) -> None:
         set_match_id(None)
-        return self.get_response(request)
 
     def process_view(self, request: HttpRequest, view, args, kwargs) -> None:
         match = request.resolver_match
@@ -79,7 +133,21 @@ class MatchContextMiddleware:
             set_match_id(kwargs["pk"])
 
 
-class RequestBodyLimitMiddleware:
+class NulPathMiddleware(BothModes):
+    """Answer 404 for a path with a NUL character (``%00``), before any view looks it up.
+
+    No name in the arena can hold one (PostgreSQL refuses the character in text), so such
+    a path names nothing; a lookup with it, by a bot's name or a pool's, would otherwise
+    fail in the database with a 500.
+    """
+
+    def handle(self, request: HttpRequest) -> HttpResponse | None:
+        if "\x00" in request.path:
+            raise Http404("No such page: its path holds a NUL character.")
+        return None
+
+
+class RequestBodyLimitMiddleware(BothModes):
     """Refuse an API request whose body is larger than ``API_MAX_BODY_SIZE`` with a 413.
 
     The declared ``Content-Length`` is checked before anything reads the body, so an
@@ -89,10 +157,7 @@ class RequestBodyLimitMiddleware:
     any body, so a body sent in chunks without a length is read as empty.
     """
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def handle(self, request: HttpRequest) -> HttpResponse | None:
         if request.path.startswith(API_PREFIX):
             limit = settings.API_MAX_BODY_SIZE
             try:
@@ -111,10 +176,10 @@ class RequestBodyLimitMiddleware:
                 # The body is not read: the connection cannot be reused for another request.
                 response["Connection"] = "close"
                 return response
-        return self.get_response(request)
+        return None
 
 
-class DatabaseUnavailableMiddleware:
+class DatabaseUnavailableMiddleware(BothModes):
     """Answer 503 (not 500) when the database fails a request outside a DRF view.
 
     DRF views answer it themselves (``cardserver.api.exception_handler``); this covers the
@@ -122,12 +187,17 @@ class DatabaseUnavailableMiddleware:
     middleware. Under /api/ the answer is the JSON error body, elsewhere a short page.
     """
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: HttpRequest):
+        if iscoroutinefunction(self):
+            return self._acall(request)
         try:
             return self.get_response(request)
+        except DATABASE_DOWN as exc:
+            return self.unavailable(request, exc)
+
+    async def _acall(self, request: HttpRequest):
+        try:
+            return await self.get_response(request)
         except DATABASE_DOWN as exc:
             return self.unavailable(request, exc)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 
 import orjson
-from rest_framework import parsers, renderers
+from rest_framework import exceptions, parsers, renderers
 from rest_framework.utils.encoders import JSONEncoder
 
 from cardserver import fastjson
@@ -49,8 +49,15 @@ class JSONRenderer(renderers.JSONRenderer):
         return super().render(data, accepted_media_type, renderer_context)
 
 
+# Arrays and objects one inside another that a request body may have. The deepest real
+# request (a match created with its seats, a move with its cards) has 3; a body nested a
+# thousand deep would exhaust Python's stack in the parser or in any code that walks it.
+MAX_JSON_DEPTH = 32
+
+
 class JSONParser(parsers.JSONParser):
-    """DRF's ``JSONParser``, decoding UTF-8 bodies with ``cardserver.fastjson``.
+    """DRF's ``JSONParser``, decoding UTF-8 bodies with ``cardserver.fastjson``, that
+    refuses JSON nested deeper than ``MAX_JSON_DEPTH`` (400 ``invalid``, saying so).
 
     A body it is unsure of (not JSON, NaN or Infinity, a byte order mark, 19 digits in a
     row, ...) is parsed by DRF's parser, which accepts or refuses it with its own error.
@@ -59,6 +66,22 @@ class JSONParser(parsers.JSONParser):
     renderer_class = JSONRenderer
 
     def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            data = self._parse(stream, media_type, parser_context)
+        except RecursionError:
+            data = None
+            too_deep = True
+        else:
+            too_deep = _deeper_than(data, MAX_JSON_DEPTH)
+        if too_deep:
+            raise exceptions.ParseError(
+                f"The JSON of the request body is nested more than {MAX_JSON_DEPTH} arrays "
+                "or objects deep.",
+                code="invalid",
+            )
+        return data
+
+    def _parse(self, stream, media_type, parser_context):
         if parsers.get_encoding(parser_context or {}).lower().replace("_", "-") in (
             "utf-8",
             "utf8",
@@ -69,3 +92,15 @@ class JSONParser(parsers.JSONParser):
             except fastjson.Unsure:
                 stream = io.BytesIO(body)
         return super().parse(stream, media_type, parser_context)
+
+
+def _deeper_than(value, limit: int) -> bool:
+    """Whether ``value`` has arrays or objects nested more than ``limit`` deep (no recursion)."""
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False

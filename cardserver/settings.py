@@ -107,9 +107,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "cardserver.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "cardserver.middleware.NulPathMiddleware",
     "cardserver.middleware.RequestBodyLimitMiddleware",
     "cardserver.middleware.MatchContextMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "cardserver.middleware.WhiteNoiseMiddleware",
     # Django's session, authentication and message middleware, passed over for API
     # requests that carry no cookie (cardserver/middleware.py).
     "cardserver.middleware.SessionMiddleware",
@@ -179,17 +180,35 @@ else:
 
 DATABASES = {"default": _database}
 
-# The cache holds the API's rate-limit counters. Several web processes (gunicorn workers,
-# machines) share them only through a cache server: CACHE_URL=redis://host:6379/1.
+# The cache holds the API's rate-limit counters, which every web process must share for
+# a limit to mean what it says: CACHE_URL=redis://host:6379/1 when given; otherwise the
+# broker's Redis when the broker is Redis; otherwise a table of the database
+# (`manage.py createcachetable`, which run-dev and compose's migrate step run), so that
+# the embedded default's processes share them too.
 CACHE_URL = os.environ.get("CACHE_URL", "").strip()
+_broker_url = os.environ.get("CELERY_BROKER_URL", "").strip()
+if not CACHE_URL and _broker_url.startswith(("redis://", "rediss://")):
+    CACHE_URL = _broker_url
 if CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            # Keys apart from the broker's when both share a Redis database.
+            "KEY_PREFIX": "cache",
+        }
     }
 elif CACHE_URL:
     raise ImproperlyConfigured(f"CACHE_URL={CACHE_URL!r}: give a redis:// URL, or nothing.")
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "cardserver.cache.DatabaseCache",
+            "LOCATION": "cardserver_cache",
+            # Counters of a busy minute must not be culled while they count.
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth, i18n -------------------------------------------------------------------------
@@ -235,12 +254,20 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # DRF's parsers, the JSON one refusing JSON nested too deep (cardserver/renderers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "cardserver.renderers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "EXCEPTION_HANDLER": "cardserver.api.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Rates per scope below; cardserver/throttling.py says which requests count where.
     "DEFAULT_THROTTLE_CLASSES": ["cardserver.throttling.ArenaThrottle"],
-    # Proxies in front of the server whose X-Forwarded-For gives the client's IP.
-    "NUM_PROXIES": int(os.environ.get("API_NUM_PROXIES") or 0) or None,
+    # Proxies in front of the server whose X-Forwarded-For gives the client's IP. 0 (not
+    # None, which would make DRF take the whole header as the client) is REMOTE_ADDR,
+    # whatever a client writes in X-Forwarded-For.
+    "NUM_PROXIES": int(os.environ.get("API_NUM_PROXIES") or 0),
 }
 
 # Requests per client and scope (cardserver/throttling.py): THROTTLE_<SCOPE>=<n>/<second,
@@ -317,6 +344,9 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "").strip() or "filesystem://"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # The embedded broker: messages are files, so development needs no broker server.
+    # kombu's filesystem transport, writing and claiming each file atomically and dropping
+    # an unreadable one instead of stopping the worker (cardserver/broker.py).
+    CELERY_BROKER_TRANSPORT = "cardserver.broker:Transport"
     # Producer and consumer share one configuration, so messages are written to and read
     # from the same folder. Fanout (worker remote control) keeps its tables in `control`.
     _celery_dir = VAR_DIR / "celery"
@@ -378,13 +408,47 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 }
 CELERY_TIMEZONE = "UTC"
 CELERY_ENABLE_UTC = True
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's scheduler (periodic tasks in the database, edited in the admin),
+# which exits at once when another beat of the same database runs (cardserver/beat.py).
+CELERY_BEAT_SCHEDULER = "cardserver.beat:LockedDatabaseScheduler"
 
 # The health check (GET /api/v1/health/): seconds to wait for the broker's answer and for
 # the workers' answers to a ping, and for how long the workers' answer is reused.
 HEALTH_BROKER_TIMEOUT = 2.0
 HEALTH_WORKER_TIMEOUT = float(os.environ.get("HEALTH_WORKER_TIMEOUT") or 1.0)
 HEALTH_WORKER_CACHE = 10.0
+
+# --- Live streams and waits (games/live.py, games/streams.py) --------------------------
+
+# Where a change of a match is published so that every web process wakes its waiters:
+# a Redis URL (pub/sub), by default CACHE_URL's or the broker's Redis; "off" (or no Redis
+# at all) is the embedded hub, which polls the database once per tick per process.
+_live_url = os.environ.get("LIVE_PUBSUB_URL", "").strip()
+if not _live_url:
+    _live_url = next(
+        (
+            url
+            for url in (CACHE_URL, CELERY_BROKER_URL)
+            if url.startswith(("redis://", "rediss://", "unix://"))
+        ),
+        "",
+    )
+LIVE_PUBSUB_URL = "" if _live_url.lower() == "off" else _live_url
+# Channels are named <prefix><database name>:<key>: Redis shares channels across its
+# numbered databases, so two arenas on one Redis must not hear each other.
+LIVE_CHANNEL_PREFIX = "arena:live:"
+# Embedded hub: seconds between two reads of the watched matches.
+LIVE_POLL_INTERVAL = float(os.environ.get("LIVE_POLL_INTERVAL") or 0.1)
+# Threads (each with its database connection) reading matches for streams and waits.
+LIVE_READ_THREADS = int(os.environ.get("LIVE_READ_THREADS") or 8)
+# Seconds between two keep-alive comments of an idle stream (proxies close silent ones).
+LIVE_KEEPALIVE = float(os.environ.get("LIVE_KEEPALIVE") or 20.0)
+# Open streams allowed per account and per client IP, in one web process (0: no cap).
+LIVE_MAX_STREAMS_PER_ACCOUNT = int(os.environ.get("LIVE_MAX_STREAMS_PER_ACCOUNT") or 16)
+LIVE_MAX_STREAMS_PER_IP = int(os.environ.get("LIVE_MAX_STREAMS_PER_IP") or 256)
+# A stream whose client has not taken an event within this many seconds is cut off
+# (its socket buffer is full): a slow reader is never buffered without bound.
+LIVE_SEND_TIMEOUT = float(os.environ.get("LIVE_SEND_TIMEOUT") or 10.0)
 
 # --- Bots -------------------------------------------------------------------------------
 
@@ -452,6 +516,18 @@ LADDER_TABLES = [
 LADDER_TABLES_PER_TICK = 1
 LADDER_MAX_ACTIVE = 20
 LADDER_PAUSE_AFTER_FORFEITS = 3
+
+# Sequential tests (tournaments/sequential.py, docs/sequential-tests.md): the defaults of
+# a test, the largest cap on games one may ask for, and per user the games in flight at
+# once (over all their tests; a pair is two games) and the tests started in 24 hours
+# (staff are not counted).
+SEQUENTIAL_TEST_DEFAULTS = {
+    "elo0": 0.0, "elo1": 20.0, "alpha": 0.05, "beta": 0.05, "max_games": 4000,
+    "move_time_limit": 5.0,
+}
+SEQUENTIAL_TEST_MAX_GAMES = int(os.environ.get("SEQUENTIAL_TEST_MAX_GAMES") or 20000)
+SEQUENTIAL_GAMES_IN_FLIGHT = int(os.environ.get("SEQUENTIAL_GAMES_IN_FLIGHT") or 8)
+SEQUENTIAL_TESTS_PER_DAY = int(os.environ.get("SEQUENTIAL_TESTS_PER_DAY") or 20)
 
 # --- Logging ----------------------------------------------------------------------------
 

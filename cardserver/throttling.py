@@ -23,14 +23,16 @@ answered 429 with ``Retry-After`` (seconds) and the error body, ``code`` ``throt
 ``detail.retry_after``.
 
 Counting is a fixed window per scope and client: one counter per window, incremented
-atomically in the cache ``API_THROTTLE_CACHE`` (``CACHE_URL``: Redis in production, so
-that every web process on every machine shares the counters; the process's own memory
-by default). DRF's own throttles keep a list of every request's time, which costs a
+atomically in the cache ``API_THROTTLE_CACHE``, which every web process shares: Redis
+(``CACHE_URL``, or else the broker's Redis) or else a table of the database
+(cardserver/cache.py), so that a limit means what it says however many processes
+serve. DRF's own throttles keep a list of every request's time, which costs a
 6000-entry list per request at the ``play`` rate; a counter costs one increment. A client
 can send up to twice a rate across the boundary of two windows.
 
-The client IP is ``REMOTE_ADDR``, or with ``API_NUM_PROXIES`` set (the number of proxies
-in front of the server), the address those proxies put in ``X-Forwarded-For``.
+The client IP is ``REMOTE_ADDR``, whatever a client writes in ``X-Forwarded-For``; with
+``API_NUM_PROXIES`` set (the number of proxies in front of the server), the address the
+nearest of them put in ``X-Forwarded-For`` (DRF's ``NUM_PROXIES``).
 """
 
 from __future__ import annotations

@@ -42,7 +42,13 @@ class MatchFilter(django_filters.FilterSet):
     user = django_filters.CharFilter(
         method="filter_user", label="Username of a player (directly or through a client bot)."
     )
-    bot = django_filters.CharFilter(method="filter_bot", label="A bot's name or id.")
+    bot = django_filters.CharFilter(
+        method="filter_bot", label="A bot's name or id; `name@label` for one of its versions."
+    )
+    opponent = django_filters.CharFilter(
+        method="filter_bot",
+        label="A second bot's name or id: with `bot`, the matches in which both played.",
+    )
     loser = django_filters.NumberFilter(label="Seat index of the loser.")
     result = django_filters.ChoiceFilter(
         method="filter_result",
@@ -65,9 +71,13 @@ class MatchFilter(django_filters.FilterSet):
         return self._with_seat(queryset, Q(user__username=value) | Q(bot__account__username=value))
 
     def filter_bot(self, queryset, name, value):
+        value, _, label = value.partition("@")
         condition = Q(bot__name=value)
         if value.isdigit():
             condition |= Q(bot_id=int(value))
+        if label:
+            # bot@label: the seats that version played.
+            condition &= Q(bot_version__label=label)
         return self._with_seat(queryset, condition)
 
     @staticmethod

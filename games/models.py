@@ -119,6 +119,11 @@ class Seat(models.Model):
     bot = models.ForeignKey(
         "bots.Bot", null=True, blank=True, on_delete=models.PROTECT, related_name="seats"
     )
+    # The version of the bot that played this seat: the bot's current one when seated.
+    bot_version = models.ForeignKey(
+        "bots.BotVersion", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="seats",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["match", "index"]

@@ -7,8 +7,6 @@ costs more than the rest of such a request; a test holds the two to the same fie
 
 from __future__ import annotations
 
-import time
-
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -34,7 +32,6 @@ from games.api import (
     my_seat,
 )
 from games.models import Match
-from games.rows import match_progress
 from games.selectors import seats_of, seats_remember
 from games.serializers import (
     MAX_TIMEOUT,
@@ -44,12 +41,10 @@ from games.serializers import (
     PlayerViewSerializer,
     SeatChoiceSerializer,
 )
+from games.streams import StreamPlan
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_IDEMPOTENCY_KEY = 200
-# Long-poll: the first checks come quickly, then every 200 ms.
-WAIT_FIRST_SLEEP = 0.05
-WAIT_MAX_SLEEP = 0.2
 DEFAULT_WAIT = 25.0
 
 SEAT_PARAMETER = OpenApiParameter(
@@ -71,7 +66,7 @@ class JsonOnly(DefaultContentNegotiation):
 
 
 
-def _player_view(match: Match, mine: list[int], seat: int | None) -> dict:
+def player_view(match: Match, mine: list[int], seat: int | None) -> dict:
     """Return ``seat``'s view of the match (the public view when ``seat`` is None).
 
     The shape of ``PlayerViewSerializer``, built directly: this is the read a playing
@@ -143,7 +138,7 @@ class MatchMeView(MatchErrorsMixin, APIView):
         match = bare_match_or_404(pk)
         mine = seats_of(request.user, match)
         seat = my_seat(mine, requested, match.to_move)
-        return Response(_player_view(match, mine, seat))
+        return Response(player_view(match, mine, seat))
 
 
 class WaitQuerySerializer(SeatChoiceSerializer):
@@ -173,7 +168,8 @@ class MatchWaitView(MatchErrorsMixin, APIView):
             "changes (it starts or ends), or it is the turn of one of your seats; otherwise "
             "after `timeout` seconds. The answer is your view (the public view for a "
             "spectator); compare its `ply` with `after_ply` to see whether anything changed. "
-            "A server must run threaded workers (gunicorn `--threads`) for long-polls."
+            "A waiting request holds no server thread; the streams (`stream/`, "
+            "`/api/v1/stream/events/`) say the same with one connection for many changes."
         ),
         parameters=[MATCH_ID, WaitQuerySerializer],
         responses={
@@ -185,38 +181,26 @@ class MatchWaitView(MatchErrorsMixin, APIView):
         tags=["play"],
     )
     def get(self, request: Request, pk: int) -> Response:
+        # Validates and finds the seats; the waiting itself is games.streams.run_wait's.
         form = WaitQuerySerializer(data=request.query_params)
         form.is_valid(raise_exception=True)
         match = bare_match_or_404(pk)
+        progress = (match.ply, str(match.status), match.to_move)
         mine = seats_of(request.user, match)
         requested = form.validated_data.get("seat")
         if requested is not None:
             my_seat(mine, requested, None)
-        after_ply = form.validated_data.get("after_ply", match.ply)
-        deadline = time.monotonic() + form.validated_data["timeout"]
-        first_status = match.status
-        sleep = WAIT_FIRST_SLEEP
-        while True:
-            progress = match_progress(pk)
-            if progress is None:
-                raise Http404("No match with this id.")
-            ply, state, to_move = progress
-            mine_to_move = requested if requested is not None else to_move
-            if (
-                ply > after_ply
-                or state != first_status
-                or state in (Match.Status.FINISHED, Match.Status.ABORTED)
-                or (state == Match.Status.ACTIVE and to_move in mine and to_move == mine_to_move)
-            ):
-                break
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            time.sleep(min(sleep, remaining))
-            sleep = min(sleep * 1.5, WAIT_MAX_SLEEP)
-        match = bare_match_or_404(pk)
-        seat = my_seat(mine, requested, match.to_move) if mine else None
-        return Response(_player_view(match, mine, seat))
+        request._request.live_plan = StreamPlan(
+            match_id=pk,
+            user=request.user,
+            mine=mine,
+            requested=requested,
+            after_ply=form.validated_data.get("after_ply", progress[0]),
+            timeout=form.validated_data["timeout"],
+            first_status=progress[1],
+            extra={"progress": progress},
+        )
+        return Response(None)
 
 
 class MatchMoveView(MatchErrorsMixin, APIView):
@@ -361,9 +345,5 @@ class MatchResignView(MatchErrorsMixin, APIView):
         form.is_valid(raise_exception=True)
         match = match_or_404(pk)
         seat = my_seat(seats_of(request.user, match), form.validated_data.get("seat"), None)
-        if match.status != Match.Status.ACTIVE:
-            raise errors.MatchNotActive(match.status, match.ply)
-        services.match_forfeit(
-            match_id=pk, seat=seat, code="resign", detail=f"seat {seat} resigned"
-        )
+        services.match_resign(match_id=pk, seat=seat)
         return Response(match_detail(match_or_404(pk)))

@@ -31,6 +31,10 @@ class SeatedBot(Protocol):
     # games needs to know no bot kinds.
     played_by_arena: bool
     open_matches_capped: bool
+    # Whether anyone may seat it (the built-in players), or only its owner and the arena.
+    seated_by_anyone: bool
+    # The bot's current version (``bots.BotVersion``), which the seat records.
+    version_id: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from django.db.models import Prefetch, QuerySet
 
 from games.engine import DurakSeries, EndReason, IllegalMove, load_game, load_state
 from games.engine.cards import shuffled_deck
+from games.engine.replay import replay_steps
 from games.fairness import commitment_matches
 from games.models import Match, Move, Seat
 from games.rows import seat_indices
@@ -224,25 +225,11 @@ def match_replay_steps(match: Match, *, only: int | None = None) -> list[dict]:
     """
     complete = match.status == Match.Status.FINISHED
     moves = match_log(match, up_to_ply=only)
-    steps = []
-    for ply, state in enumerate(match_states(match, moves)):
-        if only is not None and ply != only:
-            continue
-        shown = state.reveal() if complete else state.view(None)
-        shown.pop("history", None)
-        last = moves[ply - 1] if ply else None
-        steps.append(
-            {
-                "ply": ply,
-                "seat": last.seat if last else None,
-                "move": last.move if last else None,
-                "received_at": last.received_at if last else None,
-                "time_taken": last.time_taken if last else None,
-                "think_time": move_think_time(last) if last else None,
-                "state": shown,
-            }
-        )
-    return steps
+    return replay_steps(
+        match_states(match, moves), moves, complete=complete, only=only,
+        think_time=move_think_time,
+    )
+
 
 # --- Verification -------------------------------------------------------------------------
 

@@ -92,6 +92,7 @@ def match_create(
     dealer: int = 0,
     decks_trusted: bool = False,
     notify: bool = True,
+    by_arena: bool = False,
 ) -> Match:
     """Create a match; start it at once if every seat is held.
 
@@ -102,6 +103,8 @@ def match_create(
     tournament's own seed, never a player), and a rated match may use them. With
     ``notify`` false no message is sent when it starts (no turn notice, no deadline
     watch): the caller plays its bots' turns itself (the tournament and ladder tasks).
+    ``by_arena``: the arena seats the bots (tournaments, the ladder), not ``creator``,
+    who may otherwise seat only bots of their own and built-in ones (``bot_seat_check``).
     Raise InvalidMatchRequest for options, seats or decks that do not make a match.
     """
     try:
@@ -128,6 +131,8 @@ def match_create(
     for holder in seats:
         if holder is not None:
             _check_holder(holder, game)
+            if holder.bot is not None and not by_arena:
+                bot_seat_check(bot=holder.bot, user=creator)
     if rated:
         held = [holder.key for holder in seats if holder is not None]
         if len(held) != len(set(held)):
@@ -161,6 +166,7 @@ def match_create(
                 index=index,
                 user=holder.user if holder else None,
                 bot=holder.bot if holder else None,
+                bot_version_id=_version_of(holder.bot if holder else None),
             )
             for index, holder in enumerate(seats)
         )
@@ -183,8 +189,7 @@ def match_join(
         if match.status != Match.Status.WAITING:
             raise MatchNotWaiting()
         if bot is not None:
-            if bot.owner_id != user.pk and bot.account_id != user.pk:
-                raise InvalidMatchRequest(f"you can seat only your own bots, not {bot.name}")
+            bot_seat_check(bot=bot, user=user)
             holder = SeatHolder(bot=bot)
         else:
             holder = SeatHolder(user=user)
@@ -211,12 +216,30 @@ def match_join(
                 raise SeatTaken()
         seat.user = holder.user
         seat.bot = holder.bot
-        seat.save(update_fields=["user", "bot"])
+        seat.bot_version_id = _version_of(seat.bot)
+        seat.save(update_fields=["user", "bot", "bot_version"])
         if len(open_seats) == 1:
             match_start(match=match)
         else:
             match_changed_announce(match, Change.JOINED)
     return seat
+
+
+def bot_seat_check(*, bot: SeatedBot, user: User | None) -> None:
+    """Raise InvalidMatchRequest unless ``user`` may seat ``bot`` in a match.
+
+    A person seats their own bots (owned, or the client bot whose account they are) and
+    the built-in ones, which are everyone's; only the arena (tournaments, the ladder)
+    seats anyone's bot. Rated or not: a bot that forfeits loses health, and unhealthy
+    bots leave the ladder, so a match someone else made for a bot, with a move time
+    limit it cannot meet, would harm its ratings too.
+    """
+    if bot.seated_by_anyone:
+        return
+    if user is None or user.pk not in (bot.owner_id, bot.account_id):
+        raise InvalidMatchRequest(
+            f"you can seat only your own bots and the built-in ones, not {bot.name}"
+        )
 
 
 def match_start(*, match: Match, now: datetime | None = None) -> Match:
@@ -604,7 +627,32 @@ def match_forfeit(
     return match
 
 
+def match_resign(*, match_id: int, seat: int) -> Match:
+    """End an active match with ``seat`` resigning (its loser, ``end_reason`` "resign").
+
+    The status is read under the match's lock, so of two seats resigning at once one
+    resigns and the other gets MatchNotActive; so does a seat of a match already over.
+    """
+    with transaction.atomic():
+        match = Match.objects.select_for_update().get(pk=match_id)
+        if match.status != Match.Status.ACTIVE:
+            raise MatchNotActive(match.status, match.ply)
+        if not 0 <= seat < match.players:
+            raise InvalidMatchRequest(f"seat {seat} is not in this match")
+        clock.match_forfeit_locked(
+            match=match, seat=seat, code="resign", detail=f"seat {seat} resigned",
+            now=timezone.now(),
+        )  # fmt: skip
+    return match
+
+
 # --- Helpers ----------------------------------------------------------------------------
+
+
+def _version_of(bot: SeatedBot | None) -> int | None:
+    """The version a seat records for ``bot``: the bot's current one (``bots`` keeps it on
+    the bot's row, so the bot seated here carries it and no query is needed)."""
+    return bot.version_id if bot is not None else None
 
 
 def _check_holder(holder: SeatHolder, game: str) -> None:

@@ -2,13 +2,20 @@
 
 from django.urls import path
 
-from games import play_views, views
+from games import play_views, stream_views, streams, views
+
+# Waiting is served by async views (games/streams.py); the DRF view opens the request.
+wait_view = streams.live_view(play_views.MatchWaitView, streams.run_wait)
+match_stream_view = streams.live_view(stream_views.MatchStreamView, streams.run_match_stream)
+account_events_view = streams.live_view(stream_views.AccountEventsView, streams.run_account_stream)
 
 urlpatterns = [
     # The three routes of play first: Django tries the patterns in order.
     path("matches/<int:pk>/me/", play_views.MatchMeView.as_view(), name="match-me"),
     path("matches/<int:pk>/moves/", play_views.MatchMoveView.as_view(), name="match-moves"),
-    path("matches/<int:pk>/wait/", play_views.MatchWaitView.as_view(), name="match-wait"),
+    path("matches/<int:pk>/wait/", wait_view, name="match-wait"),
+    path("matches/<int:pk>/stream/", match_stream_view, name="match-stream"),
+    path("stream/events/", account_events_view, name="account-events"),
     path("games/", views.GameListView.as_view(), name="game-list"),
     path("matches/", views.MatchListCreateView.as_view(), name="match-list"),
     path("matches/<int:pk>/", views.MatchDetailView.as_view(), name="match-detail"),

@@ -26,6 +26,7 @@ from games.api import (
     match_or_404,
 )
 from games.catalog import GAME_CATALOG
+from games.engine.replay import replay_document
 from games.filters import MatchFilter
 from games.models import Match
 from games.seating import SeatedBot, SeatHolder, bot_named
@@ -259,22 +260,19 @@ class MatchReplayView(MatchErrorsMixin, APIView):
         if only is not None and only > match.ply:
             raise serializers.ValidationError({"ply": [f"The log has {match.ply} moves."]})
         complete = match.status == Match.Status.FINISHED
-        return Response(
-            ReplaySerializer(
-                {
-                    "match": match.pk,
-                    "status": match.status,
-                    "complete": complete,
-                    "ply": match.ply,
-                    "seed": (match.seed or None) if complete else None,
-                    "seed_commitment": match.seed_commitment,
-                    "decks": match_decks(match) if complete else None,
-                    "result": match.result,
-                    "end_reason": match.end_reason,
-                    "steps": match_replay_steps(match, only=only),
-                }
-            ).data
+        document = replay_document(
+            match=match.pk,
+            status=match.status,
+            complete=complete,
+            ply=match.ply,
+            seed=(match.seed or None) if complete else None,
+            seed_commitment=match.seed_commitment,
+            decks=match_decks(match) if complete else None,
+            result=match.result,
+            end_reason=match.end_reason,
+            steps=match_replay_steps(match, only=only),
         )
+        return Response(ReplaySerializer(document).data)
 
 
 class MatchVerifyView(MatchErrorsMixin, APIView):

@@ -33,23 +33,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="needs CARDSERVER_REAL_SERVICES=1"))
 
 
+@pytest.fixture(scope="session")
+def live_server(django_db_setup):
+    """The production server shape (uvicorn on ``cardserver.asgi``, tests/live/server.py)
+    in place of pytest-django's WSGI server: pages and client bots follow matches through
+    streams, which need it. pytest-django still gives its tests ``transactional_db``."""
+    from tests.live.server import LiveServer
+
+    with LiveServer(static_files=True) as server:
+        yield server
+
+
 @pytest.fixture(autouse=True)
-def fresh_rate_limits():
+def fresh_rate_limits(request):
     """Start every test with no API request counted against the rate limits.
 
-    The counters live in the process's memory cache (cardserver/throttling.py), so they
-    would otherwise add up over the whole run, all from 127.0.0.1 and from user ids that
-    rolled-back tests reuse.
+    The counters (cardserver/throttling.py) would otherwise add up over the whole run, all
+    from 127.0.0.1 and from user ids that rolled-back tests reuse.
     """
     import sys
 
-    if "rest_framework" in sys.modules:
-        from django.conf import settings
-        from django.core.cache import caches
+    if "rest_framework" not in sys.modules:
+        return
+    from django.conf import settings
+    from django.core.cache import caches
 
-        cache = caches[settings.API_THROTTLE_CACHE]
-        if cache.__class__.__name__ == "LocMemCache":
-            cache.clear()
+    from tests.limits import rate_limits_reset
+
+    if type(caches[settings.API_THROTTLE_CACHE]).__name__ != "DatabaseCache":
+        rate_limits_reset()
+    elif DATABASE_FIXTURES & set(request.fixturenames) or request.node.get_closest_marker(
+        "django_db"
+    ):
+        # The database cache: its table in the test database, which transactional tests'
+        # flush leaves as it is.
+        request.getfixturevalue("django_db_setup")
+        with request.getfixturevalue("django_db_blocker").unblock():
+            rate_limits_reset()
+
+
+DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_sequences"}
 
 
 @pytest.fixture(autouse=True)
@@ -59,6 +82,12 @@ def _forget_seat_holders():
     selectors = sys.modules.get("games.selectors")
     if selectors is not None:
         selectors.seats_forget_all()
+    live = sys.modules.get("games.live")
+    if live is not None:
+        live.forget_holders()
+    streams = sys.modules.get("games.streams")
+    if streams is not None:
+        streams.forget_public_batches()
 
 
 @pytest.fixture

@@ -121,3 +121,22 @@ def cards_in(text: str, cards: set[str]) -> set[str]:
 
 def every_card(deck_size: int) -> set[str]:
     return set(deck_cards(deck_size))
+
+
+def finished_bot_match(bots: list, loser: int | None, *, forfeit: int | None = None,
+                       reason: str = "loser", status: str = "finished", game: str = "durak",
+                       finished_at=None, **fields) -> Match:
+    """Store a finished match (no moves) with ``bots`` in its seats, in order."""
+    from django.utils import timezone
+
+    from games.models import Seat
+
+    match = Match.objects.create(
+        game=game, players=len(bots), deck_size=36 if game == "durak" else 32, status=status,
+        loser=loser, end_reason=reason, forfeit_seat=forfeit,
+        finished_at=finished_at or timezone.now(), **fields,
+    )  # fmt: skip
+    Seat.objects.bulk_create(
+        Seat(match=match, index=index, bot=bot) for index, bot in enumerate(bots)
+    )
+    return match

@@ -279,7 +279,7 @@ def test_celery_app_acks_late_and_speaks_json_only():
     assert conf.result_serializer == "json"
     assert conf.accept_content == ["json"]
     assert conf.timezone == "UTC"
-    assert conf.beat_scheduler == "django_celery_beat.schedulers:DatabaseScheduler"
+    assert conf.beat_scheduler == "cardserver.beat:LockedDatabaseScheduler"
 
 
 def test_celery_settings_override_takes_effect_and_is_undone():

@@ -22,6 +22,8 @@ from tournaments.models import (
     Rating,
     RatingChange,
     RatingFit,
+    SequentialPair,
+    SequentialTest,
     Tournament,
     TournamentMatch,
 )
@@ -206,3 +208,20 @@ class LadderPauseAdmin(admin.ModelAdmin):
 
     list_display = ["bot", "reason", "paused_at"]
     raw_id_fields = ["bot"]
+
+
+@admin.register(SequentialTest)
+class SequentialTestAdmin(RecordAdmin):
+    """Tests start through the API or ``manage.py sprt``; the admin shows them."""
+
+    list_display = ["id", "candidate", "baseline", "game", "players", "mode", "status",
+                    "llr", "pairs_done", "created_at"]  # fmt: skip
+    list_filter = ["status", "mode", "game"]
+    list_select_related = ["candidate", "baseline"]
+    exclude = ["seed"]
+
+
+@admin.register(SequentialPair)
+class SequentialPairAdmin(RecordAdmin):
+    list_display = ["test", "index", "deck", "seat", "status", "outcome", "first", "second"]
+    list_filter = ["status"]

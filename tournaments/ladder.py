@@ -139,6 +139,7 @@ def _ladder_match_create(
             move_time_limit=settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
             rated=True,
             notify=False,  # play_ladder_match plays it
+            by_arena=True,
             # The deck comes from the ladder's own secret seed, as fair as a match's own.
             decks=[shuffled_deck(deck_seed, deck_size)],
             decks_trusted=True,

@@ -327,3 +327,107 @@ class LadderPause(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bot_id} paused: {self.reason}"
+
+
+class SequentialTest(models.Model):
+    """A sequential test of a candidate bot against a baseline on paired deals.
+
+    The statistic is ``tournaments.sprt``; ``docs/sequential-tests.md`` describes the
+    modes and the defaults. Its matches are unrated: a test never touches a leaderboard.
+    """
+
+    class Mode(models.TextChoices):
+        HEAD_TO_HEAD = "head_to_head", "Candidate against baseline, each deck twice"
+        REFERENCE = "reference", "Each deck and seat once with each, beside reference players"
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        ACCEPTED = "accepted", "H1 accepted: the candidate is better"
+        REJECTED = "rejected", "H0 accepted: the candidate is not better"
+        CAPPED = "capped", "Undecided at the cap on games"
+        CANCELLED = "cancelled", "Cancelled"
+
+    DONE = (Status.ACCEPTED, Status.REJECTED, Status.CAPPED, Status.CANCELLED)
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="sequential_tests"
+    )
+    candidate = models.ForeignKey("bots.Bot", on_delete=models.PROTECT, related_name="+")
+    candidate_version = models.ForeignKey(
+        "bots.BotVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    baseline = models.ForeignKey("bots.Bot", on_delete=models.PROTECT, related_name="+")
+    baseline_version = models.ForeignKey(
+        "bots.BotVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    reference = models.ForeignKey(
+        "bots.Bot", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Reference mode: the built-in bot in the other seats.",
+    )  # fmt: skip
+    game = models.CharField(max_length=20)
+    players = models.PositiveSmallIntegerField()
+    mode = models.CharField(max_length=12, choices=Mode.choices)
+    model = models.CharField(max_length=12, default="normalized")
+    elo0 = models.FloatField()
+    elo1 = models.FloatField()
+    alpha = models.FloatField()
+    beta = models.FloatField()
+    max_games = models.PositiveIntegerField()
+    move_time_limit = models.FloatField(default=5.0)
+    # Secret while the test runs, like a match's seed: the decks are dealt from it.
+    seed = models.CharField(max_length=64)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.RUNNING, db_index=True
+    )
+    counts = models.JSONField(default=list, help_text="Pairs scoring 0, 0.5, 1, 1.5, 2.")
+    llr = models.FloatField(default=0.0)
+    # The LLR after each finished pair, for the page's chart.
+    llr_history = models.JSONField(default=list)
+    pairs_created = models.PositiveIntegerField(default=0)
+    pairs_done = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"test {self.pk}: {self.candidate_id} vs {self.baseline_id} {self.status}"
+
+
+class SequentialPair(models.Model):
+    """Two games of a test on one deck: ``first`` and ``second``, played one after the
+    other by one task."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    test = models.ForeignKey(SequentialTest, on_delete=models.CASCADE, related_name="pairs")
+    index = models.PositiveIntegerField()
+    deck = models.PositiveIntegerField()
+    seat = models.PositiveSmallIntegerField(help_text="Reference mode: the tested seat.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    first = models.ForeignKey(
+        "games.Match", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    second = models.ForeignKey(
+        "games.Match", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    outcome = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The candidate's points over the two, doubled (0-4)."
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.CharField(max_length=500, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["test", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["test", "index"], name="one_pair_per_index"),
+        ]
+
+    def __str__(self) -> str:
+        return f"test {self.test_id} pair {self.index}: {self.status}"

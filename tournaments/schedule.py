@@ -1,6 +1,7 @@
 """Tournament schedules as pure data: who sits where, in which round, with which deck.
 
-No Django here. Entrants are whatever hashable values the caller uses (bot ids).
+No Django here (of the project, the engine's deck shuffle only). Entrants are whatever
+hashable values the caller uses (bot ids).
 
 A *pairing* is one combination of ``players`` entrants at a table (for two players, a
 pair). Each pairing plays ``games_per_pairing`` matches per cycle, cycling through the
@@ -12,8 +13,8 @@ Matches are grouped in *blocks* of one match per seat rotation of every pairing.
 is a round: every pairing plays once in each seat rotation, all of a round's matches can
 be played at the same time, and the ratings are refitted between rounds. With duplicate
 deals a block is also a deck: every match of the round is dealt the same deck, so every
-entrant of every table holds every hand of it (``deck`` numbers the decks; the caller
-turns a number into a deck order).
+entrant of every table holds every hand of it (``deck`` numbers the decks;
+``duplicate_decks`` turns a number into deck orders, from the tournament's secret seed).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+
+from games.engine.cards import shuffled_deck
 
 FORMATS = ("round_robin", "double_round_robin")
 
@@ -107,3 +110,18 @@ def build_schedule(
 def deck_seed(tournament_seed: str, deck: int) -> str:
     """Return the seed of deck number ``deck`` of a duplicate tournament."""
     return f"{tournament_seed}:deck:{deck}"
+
+
+def duplicate_decks(
+    tournament_seed: str, deck: int, *, deck_size: int, match_format: str, players: int
+) -> list[list[str]]:
+    """Return the deck order(s) of duplicate deck number ``deck``: one for a single deal.
+
+    A series to ДУРАК needs a deck per deal: enough for the longest series (every player
+    one letter short of the word, then a loser, plus room for drawn deals).
+    """
+    seed = deck_seed(tournament_seed, deck)
+    if match_format == "deal":
+        return [shuffled_deck(seed, deck_size)]
+    deals = 4 * players + 1 + 16
+    return [shuffled_deck(f"{seed}:{n}", deck_size) for n in range(deals)]

@@ -25,13 +25,12 @@ from django.utils import timezone
 from bots.driver import match_play_to_end
 from bots.models import Bot
 from games.engine import load_game
-from games.engine.cards import shuffled_deck
 from games.errors import MatchError
 from games.events import Change, match_changed_announce
 from games.models import Match
 from tournaments.models import Entrant, Tournament, TournamentMatch
 from tournaments.ratings import ratings_apply
-from tournaments.schedule import build_schedule, check_options, cycles_of, deck_seed
+from tournaments.schedule import build_schedule, check_options, cycles_of, duplicate_decks
 
 logger = logging.getLogger(__name__)
 
@@ -313,25 +312,19 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
         # This task plays the match itself: a turn notice would send a second worker to
         # wait for it.
         "notify": False,
+        "by_arena": True,
     }
     if not tournament.duplicate:
         return match_create(**options, rated=tournament.rated)
     # The decks come from the tournament's secret seed, as fair as a match's own seed.
-    decks = _duplicate_decks(tournament, tm.deck)
+    decks = duplicate_decks(
+        tournament.seed,
+        tm.deck,
+        deck_size=tournament.deck_size,
+        match_format=tournament.match_format,
+        players=tournament.players,
+    )
     return match_create(**options, rated=tournament.rated, decks=decks, decks_trusted=True)
-
-
-def _duplicate_decks(tournament: Tournament, deck: int) -> list[list[str]]:
-    """Return the deck order(s) of duplicate deck number ``deck`` of the tournament.
-
-    A series to ДУРАК needs a deck per deal: enough for the longest series (every player
-    one letter short of the word, then a loser, plus room for drawn deals).
-    """
-    seed = deck_seed(tournament.seed, deck)
-    if tournament.match_format == "deal":
-        return [shuffled_deck(seed, tournament.deck_size)]
-    deals = 4 * tournament.players + 1 + 16
-    return [shuffled_deck(f"{seed}:{n}", tournament.deck_size) for n in range(deals)]
 
 
 def _tournament_match_record(tournament_match_id: int, *, error: str = "") -> str:

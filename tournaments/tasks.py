@@ -11,7 +11,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from tournaments import ladder, ratings, services
+from tournaments import ladder, ratings, sequential, services
 from tournaments.pools import POOLS
 
 # The options of a task that plays a match to its end: re-queued if its worker dies, and
@@ -76,3 +76,19 @@ def ladder_tick() -> list[int]:
 def tournaments_watchdog(stale_after: float | None = None) -> list[int]:
     """Send again tournament matches that no worker is playing (run by beat)."""
     return services.tournaments_watchdog(stale_after=stale_after)
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    soft_time_limit=settings.MATCH_TASK_TIME_LIMIT,
+    time_limit=settings.MATCH_TASK_TIME_LIMIT + 60,
+)
+def play_sequential_pair(pair_id: int) -> str:
+    """Play a sequential test's pair (two matches) and update the test.
+
+    Both matches share one match task's time limit, so that the broker's visibility
+    timeout still outlasts every task; a pair that runs out is played on (its matches
+    resume from their logs) by the task sent again, up to TOURNAMENT_MAX_ATTEMPTS."""
+    return sequential.sequential_pair_play(pair_id=pair_id)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from tournaments import views
+from tournaments import sequential_api, views
 
 urlpatterns = [
     path("tournaments/", views.TournamentListView.as_view(), name="tournament-list"),
@@ -19,6 +19,17 @@ urlpatterns = [
         "tournaments/<int:pk>/standings/",
         views.TournamentStandingsView.as_view(),
         name="tournament-standings",
+    ),
+    path("tests/", sequential_api.SequentialTestListView.as_view(), name="sequential-test-list"),
+    path(
+        "tests/<int:pk>/",
+        sequential_api.SequentialTestDetailView.as_view(),
+        name="sequential-test-detail",
+    ),
+    path(
+        "tests/<int:pk>/cancel/",
+        sequential_api.SequentialTestCancelView.as_view(),
+        name="sequential-test-cancel",
     ),
     path("ratings/<str:pool>/", views.LeaderboardView.as_view(), name="leaderboard"),
     path("ratings/bots/<str:name>/", views.RatingHistoryView.as_view(), name="rating-history"),

@@ -52,8 +52,12 @@ def line_chart(
     x_label: str = "",
     y_label: str = "",
     title: str = "",
+    marks: list[tuple[float, str, str]] = (),
 ) -> SafeString:
-    """Return an SVG line chart of ``series`` that scales to its container."""
+    """Return an SVG line chart of ``series`` that scales to its container.
+
+    ``marks`` are vertical lines ``(x, label, colour)``, e.g. where a bot's version changed.
+    """
     left, right, top, bottom = 56, 16, 16, 40
     xs = [x for s in series for x, _ in s.points] + [x for s in series for x, *_ in s.intervals]
     ys = [y for s in series for _, y in s.points]
@@ -118,6 +122,17 @@ def line_chart(
                 top + plot_h / 2, top + plot_h / 2, y_label,
             )
         )  # fmt: skip
+    for x, label, colour in marks:
+        if x0 <= x <= x1:
+            parts.append(
+                format_html(
+                    '<g class="mark"><line x1="{}" x2="{}" y1="{}" y2="{}" stroke="{}" '
+                    'stroke-dasharray="4 3"><title>{}</title></line>'
+                    '<text class="tick" x="{}" y="{}" text-anchor="start">{}</text></g>',
+                    px(x), px(x), top, height - bottom, colour, label,
+                    px(x) + 3, top + 10, label,
+                )
+            )  # fmt: skip
     for s in series:
         if len(s.intervals) > 1:
             band = [(px(x), py(high)) for x, _, _, high in s.intervals]
@@ -171,7 +186,7 @@ def line_chart(
     )
 
 
-def rating_charts(history: dict) -> dict[str, SafeString]:
+def rating_charts(history: dict, versions: list[tuple] = ()) -> dict[str, SafeString]:
     """Draw ``tournaments.selectors.bot_rating_history`` as two charts, one line per pool.
 
     ``elo``: the live Elo after each rated match. ``fit``: the batch fits' ratings with
@@ -196,6 +211,12 @@ def rating_charts(history: dict) -> dict[str, SafeString]:
         seen = sum(1 for t in times.get(pool, []) if t <= fit["fitted_at"])
         series.points.append((seen, fit["rating"]))
         series.intervals.append((seen, fit["rating"], fit["low"], fit["high"]))
+    # A version that started after the bot's n-th rated match of a pool is marked at n.
+    marks = [
+        (sum(1 for t in times[pool] if t <= started), label, elo[pool].colour)
+        for started, label in versions[1:]
+        for pool in elo
+    ]
     charts = {}
     if elo:
         charts["elo"] = line_chart(
@@ -203,6 +224,7 @@ def rating_charts(history: dict) -> dict[str, SafeString]:
             x_label="rated matches",
             y_label="Elo",
             title="Elo history",
+            marks=marks,
             **CHART_SIZE,
         )
     if fits:
@@ -239,4 +261,34 @@ def sparkline(values: list[float], *, width: int = 96, height: int = 24) -> Safe
         '<svg class="spark {}" viewBox="0 0 {} {}" width="{}" height="{}" aria-hidden="true">'
         '<polyline points="{}"></polyline></svg>',
         trend, width, height, width, height, points,
+    )  # fmt: skip
+
+
+def running_score_chart(name: str, other: str, points: list[float]) -> SafeString:
+    """Draw ``name``'s points minus ``other``'s, summed game by game, oldest first."""
+    if not points:
+        return mark_safe("")
+    net, total = [(0, 0.0)], 0.0
+    for number, point in enumerate(points, start=1):
+        total += 2 * point - 1
+        net.append((number, total))
+    return line_chart(
+        [Series(f"{name} - {other}", POOL_COLOURS["durak-2p"], net)],
+        x_label="games", y_label=f"{name}'s points minus {other}'s",
+        title=f"Running score of {name} against {other}",
+    )  # fmt: skip
+
+
+def llr_chart(history: list[float], lower: float, upper: float) -> SafeString:
+    """Draw a sequential test's LLR after each pair between its two bounds."""
+    pairs = max(len(history), 1)
+    return line_chart(
+        [
+            Series("upper bound (accept H1)", "#067647", [(0, upper), (pairs, upper)]),
+            Series("lower bound (accept H0)", "#b42318", [(0, lower), (pairs, lower)]),
+            Series("LLR", POOL_COLOURS["durak-2p"], [(0, 0.0)] + [
+                (number, value) for number, value in enumerate(history, start=1)
+            ]),
+        ],
+        x_label="pairs", y_label="log-likelihood ratio", title="LLR over pairs",
     )  # fmt: skip

@@ -65,6 +65,7 @@ def bot_match_play(game: str, bots: list[Bot], *, rated: bool = False, **options
         seats=[SeatHolder(bot=bot) for bot in bots],
         rated=rated,
         move_time_limit=60.0,
+        by_arena=True,
         **options,
     )
     bot_turns_play(match_id=match.pk)
@@ -156,6 +157,7 @@ def _forfeited_match(bot: Bot, person) -> Match:
         players=2,
         seats=[SeatHolder(user=person), SeatHolder(bot=bot)],
         move_time_limit=60.0,
+        by_arena=True,
     )
     match.refresh_from_db()
     match_services.match_forfeit(

@@ -20,7 +20,12 @@ class ArchiveFilterForm(forms.Form):
 
     game = forms.ChoiceField(choices=ANY + Match.Game.choices, required=False)
     bot = forms.CharField(
-        required=False, max_length=40, widget=forms.TextInput(attrs={"list": "bot-names"})
+        required=False, max_length=81, widget=forms.TextInput(attrs={"list": "bot-names"}),
+        help_text="A bot's name, or name@label for one of its versions.",
+    )
+    opponent = forms.CharField(
+        required=False, max_length=40, label="Against",
+        widget=forms.TextInput(attrs={"list": "bot-names"}),
     )
     player = forms.CharField(required=False, max_length=150, label="Player")
     result = forms.ChoiceField(
@@ -34,7 +39,9 @@ class ArchiveFilterForm(forms.Form):
     def filter_data(self) -> dict[str, str]:
         data = self.cleaned_data
         query: dict[str, str] = {}
-        for name, param in (("game", "game"), ("bot", "bot"), ("player", "user")):
+        for name, param in (
+            ("game", "game"), ("bot", "bot"), ("opponent", "opponent"), ("player", "user")
+        ):
             if data.get(name):
                 query[param] = data[name].strip()
         if data.get("status"):

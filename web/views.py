@@ -18,20 +18,25 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods
 
 from accounts import services as account_services
-from bots.models import Bot
+from bots import headtohead, versions
+from bots.models import Bot, BotVersion
 from bots.services import BUILTIN_PLAYERS, SYSTEM_USERNAME
 from games.catalog import GAME_CATALOG
 from games.filters import MatchFilter
 from games.models import Match, Seat
 from games.selectors import match_for_reading, match_verification, matches_for_listing, seats_of
 from tournaments import selectors as ratings
-from tournaments.models import Rating, Tournament, TournamentMatch
+from tournaments import sequential
+from tournaments.models import Rating, SequentialTest, Tournament, TournamentMatch
 from tournaments.pools import POOLS, pool_title
+from tournaments.version_ratings import version_ratings
 from web import selectors
-from web.charts import POOL_COLOURS, rating_charts, sparkline
+from web.charts import POOL_COLOURS, llr_chart, rating_charts, running_score_chart, sparkline
 from web.forms import ArchiveFilterForm, SignupForm
 
 ARCHIVE_PAGE_SIZE = 25
+# The versus page lists this many of the newest matches; its chart draws them all.
+VERSUS_LINES = 100
 
 
 def _pools() -> list[dict]:
@@ -105,6 +110,13 @@ def bot_list(request: HttpRequest) -> HttpResponse:
 
 
 def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
+    if "@" in name:
+        # bot@label: the version's line is on its bot's page.
+        try:
+            bot, _ = versions.bot_and_version(name)
+        except (Bot.DoesNotExist, BotVersion.DoesNotExist):
+            raise Http404("No such bot or version.") from None
+        return redirect(reverse("web:bot", args=[bot.name]) + "#versions")
     bot = get_object_or_404(Bot.objects.select_related("owner"), name__iexact=name)
     history = ratings.bot_rating_history(bot.pk)
     pool_ratings = {r.pool: r for r in Rating.objects.filter(bot=bot)}
@@ -120,16 +132,52 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         for pool in POOLS
         if pool in pool_ratings or pool in latest_fits
     ]
+    version_lines = versions.bot_version_lines(bot=bot)
+    fitted = version_ratings(bot=bot)
+    for line in version_lines:
+        line["ratings"] = [
+            {"title": pool_title(r.pool), **vars(r)} for r in fitted.get(line["id"], [])
+        ]
     return render(
         request,
         "web/bot_detail.html",
         {
             "bot": bot,
-            "charts": rating_charts(history),
+            "versions": version_lines,
+            "charts": rating_charts(
+                history, [(line["created_at"], line["label"]) for line in version_lines]
+            ),
             "pools": pools,
             "matches": selectors.bot_matches(bot),
             "forfeits": selectors.bot_forfeits(bot),
             "forfeit_count": selectors.bot_forfeit_count(bot),
+            "opponents": headtohead.bot_opponents(mine={"bot_id": bot.pk}),
+        },
+    )
+
+
+def bot_versus(request: HttpRequest, name: str, other: str) -> HttpResponse:
+    """Two bots' matches against each other and the first one's running score."""
+    try:
+        bot, version = versions.bot_and_version(name)
+    except (Bot.DoesNotExist, BotVersion.DoesNotExist):
+        raise Http404("No such bot or version.") from None
+    opponent = get_object_or_404(Bot, name__iexact=other)
+    lines = headtohead.bot_pairings(mine=versions.seats_of(bot, version), opponent_id=opponent.pk)
+    points = sum(line.points for line in lines)
+    return render(
+        request,
+        "web/bot_versus.html",
+        {
+            "bot": bot,
+            "name": f"{bot.name}@{version.label}" if version else bot.name,
+            "opponent": opponent,
+            "lines": lines[::-1][:VERSUS_LINES],
+            "more": max(len(lines) - VERSUS_LINES, 0),
+            "games": len(lines),
+            "points": points,
+            "interval": headtohead.score_interval(points, len(lines)),
+            "chart": running_score_chart(name, opponent.name, [x.points for x in lines]),
         },
     )
 
@@ -201,6 +249,38 @@ def _cell(score: float, games: int) -> dict:
     return {"score": score, "games": games, "tone": tone}
 
 
+# --- Sequential tests -------------------------------------------------------------------
+
+
+def sequential_test_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    test = get_object_or_404(
+        SequentialTest.objects.select_related(
+            "candidate", "candidate_version", "baseline", "baseline_version", "reference",
+            "created_by",
+        ),
+        pk=pk,
+    )  # fmt: skip
+    summary = sequential.sequential_test_summary(test)
+    running = test.status == SequentialTest.Status.RUNNING
+    context = {
+        "test": test,
+        "summary": summary,
+        "outcomes": list(zip(("0", "0.5", "1", "1.5", "2"), test.counts, strict=True)),
+        "chart": llr_chart(test.llr_history, summary["llr_lower"], summary["llr_upper"]),
+        "running": running,
+        "percent": min(100, 100 * 2 * test.pairs_done // max(test.max_games, 1)),
+        "matches": [] if running else sequential.sequential_test_matches(test),
+        "candidate": _version_name(test.candidate, test.candidate_version),
+        "baseline": _version_name(test.baseline, test.baseline_version),
+    }
+    template = "web/test_live.html" if request.GET.get("partial") else "web/test.html"
+    return render(request, template, context)
+
+
+def _version_name(bot: Bot, version: BotVersion | None) -> str:
+    return f"{bot.name}@{version.label}" if version is not None else bot.name
+
+
 # --- Matches ----------------------------------------------------------------------------
 
 
@@ -268,7 +348,7 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "players": match.players,
         "seats": _seat_data(match),
         "replay_url": reverse("match-replay", args=[match.pk]),
-        "wait_url": reverse("match-wait", args=[match.pk]),
+        "stream_url": reverse("match-stream", args=[match.pk]),
         "forfeit_seat": match.forfeit_seat,
         "forfeit_reason": match.forfeit_reason,
         "end_reason": match.end_reason,
@@ -287,6 +367,13 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "can_replay": match.status in (Match.Status.ACTIVE, Match.Status.FINISHED),
         },
     )
+
+
+def replay_open(request: HttpRequest) -> HttpResponse:
+    """A replay file opened in the browser: the replay viewer, fed by the file, not the API."""
+    # No replay_url: the viewer waits for the file (web/static/web/replay_open.js).
+    config = {"game": None, "seats": [], "start_ply": None}
+    return render(request, "web/replay_open.html", {"config": config})
 
 
 def _int_or_none(value: str | None) -> int | None:
@@ -373,7 +460,7 @@ def play_match(request: HttpRequest, pk: int) -> HttpResponse:
         "players": match.players,
         "seats": _seat_data(match),
         "me_url": reverse("match-me", args=[match.pk]),
-        "wait_url": reverse("match-wait", args=[match.pk]),
+        "stream_url": reverse("match-stream", args=[match.pk]),
         "moves_url": reverse("match-moves", args=[match.pk]),
         "join_url": reverse("match-join", args=[match.pk]),
         "detail_url": reverse("match-detail", args=[match.pk]),

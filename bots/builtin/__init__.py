@@ -19,18 +19,25 @@ from typing import Protocol
 
 from games.engine import GAME_CLASSES
 
-from .greedy import GreedyPlayer, RandomPlayer
+from .greedy import GreedyPlayer, RandomPlayer, SloppyGreedyPlayer
 from .strong import DEFAULT_BUDGET, StrongPlayer
 
 PLAYERS: tuple[str, ...] = ("random", "greedy", "strong")
-_CLASSES = {"random": RandomPlayer, "greedy": GreedyPlayer, "strong": StrongPlayer}
+# Players for tests of the tests (a known-worse greedy); no bot of them is registered.
+WEAKENED: tuple[str, ...] = ("sloppy",)
+_CLASSES = {
+    "random": RandomPlayer, "greedy": GreedyPlayer, "strong": StrongPlayer,
+    "sloppy": SloppyGreedyPlayer,
+}
 
 __all__ = [
     "DEFAULT_BUDGET",
     "PLAYERS",
+    "WEAKENED",
     "GreedyPlayer",
     "Player",
     "RandomPlayer",
+    "SloppyGreedyPlayer",
     "StrongPlayer",
     "decision_rng",
     "get_player",

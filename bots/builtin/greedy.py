@@ -158,6 +158,20 @@ class GreedyPlayer:
         return greedy_choice(view, legal_moves, rng)
 
 
+class SloppyGreedyPlayer(GreedyPlayer):
+    """The greedy player, weakened: one move in ten (``random_share``) is drawn uniformly
+    from the legal moves instead. A known-worse player, for checking that a sequential
+    test rejects it; the arena registers no bot of it by default."""
+
+    name = "sloppy"
+    random_share = 0.1
+
+    def choose(self, view: dict, legal_moves: list[dict], rng: random.Random) -> dict:
+        if legal_moves and rng.random() < self.random_share:
+            return rng.choice(legal_moves)
+        return super().choose(view, legal_moves, rng)
+
+
 def greedy_choice(view: dict, legal_moves: list[dict], rng: random.Random) -> dict:
     """Return the greedy move for the seat whose ``view`` this is."""
     if view["game"] == "durak":

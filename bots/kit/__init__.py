@@ -13,9 +13,12 @@ or run a built-in strategy as a sample bot::
 (``serve`` the function lives in ``bots.kit.server``: ``bots.kit.serve`` is the command's
 module, and the two names would shadow each other here.)
 
-It needs only the standard library. To use it outside this repository, copy
-``bots/__init__.py``, ``bots/protocol.py``, ``bots/urlsafety.py`` and ``bots/kit/``
-keeping that layout. The protocol is described in ``docs/bot-protocol.md``.
+The bot's side (``bots.kit.server``, ``bots.kit.serve``) needs only the standard
+library; the client runner (``bots.kit.client``), the local arena (``bots.kit.arena``,
+``cardkit play``) and the checker (``bots.kit.check``, ``cardkit check``) use httpx and
+rich. Outside this repository, install the kit's own distribution, which brings those two
+and the engine but nothing of the server: ``pip install ./kit`` (``kit/pyproject.toml``).
+The protocol is described in ``docs/bot-protocol.md``.
 """
 
 from bots.kit.server import BotRequestHandler, BotServer, ReplayGuard, make_server

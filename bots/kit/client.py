@@ -4,14 +4,19 @@
 
 The token is the one shown when the bot was registered with ``"kind": "client"`` (it can
 come from ``$ARENA_BOT_TOKEN`` instead). The runner asks the arena which bot the token
-belongs to, then every few seconds lists the bot's active matches; each match gets a
-thread that waits for the bot's turn with the long-poll endpoint and plays the move that
+belongs to, then holds ONE connection, the account's event stream, however many matches
+the bot plays: the arena announces each match, each of the bot's turns (with its view and
+legal moves) and each end, and the runner answers every turn with the move that
 ``choose(view, legal_moves)`` returns:
 
     GET  /api/v1/bots/?account=me                              which bot am I
-    GET  /api/v1/matches/?bot=<name>&status=active             my matches in play
-    GET  /api/v1/matches/<id>/wait/?after_ply=<n>&timeout=25   my view, once something changed
+    GET  /api/v1/stream/events/   (NDJSON)                     match_started, your_turn,
+                                                               match_finished, reconnect
     POST /api/v1/matches/<id>/moves/  {"ply", "seat", "move"}  with an Idempotency-Key
+
+A stream that ends (the server restarts: its ``reconnect`` event; the network fails) is
+opened again after a back-off; the arena then announces the turns still open, and a turn
+answered twice is played once (the same Idempotency-Key).
 
 Your own bot needs one function::
 
@@ -28,10 +33,12 @@ Needs httpx, not Django.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import httpx
 
@@ -39,12 +46,10 @@ from bots.kit.server import Choose
 
 TOKEN_ENV = "ARENA_BOT_TOKEN"
 API = "/api/v1"
-# Seconds a long-poll may wait at the server (its maximum is 30), and the client's read
-# timeout on top of that.
-WAIT_TIMEOUT = 25.0
-READ_MARGIN = 10.0
-# Seconds between two looks for new matches.
-DISCOVER_EVERY = 3.0
+EVENTS = "/stream/events/"
+# Seconds without a byte from the stream (the arena sends a keep-alive every 20) after
+# which the connection is taken for dead and opened again.
+STREAM_SILENCE = 45.0
 # Back-off after a network error or a 5xx answer: from 0.5 s, doubling up to 15 s.
 BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 15.0
@@ -71,23 +76,21 @@ class ClientBot:
         token: str,
         choose: Choose,
         *,
-        wait_timeout: float = WAIT_TIMEOUT,
-        discover_every: float = DISCOVER_EVERY,
+        silence: float = STREAM_SILENCE,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.choose = choose
-        self.wait_timeout = wait_timeout
-        self.discover_every = discover_every
         self.stopping = threading.Event()
         self._http = httpx.Client(
             base_url=server.rstrip("/") + API,
             headers={"Authorization": f"Token {token}", "Accept": "application/json"},
-            timeout=httpx.Timeout(10.0, read=wait_timeout + READ_MARGIN),
+            timeout=httpx.Timeout(10.0, read=silence),
             transport=transport,
         )
-        self._threads: dict[int, threading.Thread] = {}
+        self._stream: httpx.Response | None = None
         self.name: str | None = None
-        # Ids of the matches this runner saw end, with their result, for callers and logs.
+        # The matches announced and not yet over; the ones seen to end, with their result.
+        self.playing: set[int] = set()
         self.finished: dict[int, dict] = {}
 
     # -- the API ------------------------------------------------------------------------
@@ -96,12 +99,7 @@ class ClientBot:
         response = self._http.request(method, path, **kwargs)
         if response.is_success:
             return response.json()
-        try:
-            error = response.json()["error"]
-            code, message = error["code"], error["message"]
-        except (ValueError, KeyError, TypeError):
-            code, message = "http_error", response.text[:200]
-        raise ArenaError(response.status_code, code, message)
+        raise _error(response, response.text)
 
     def whoami(self) -> str:
         """Return the name of the client bot the token belongs to."""
@@ -124,11 +122,20 @@ class ClientBot:
             path, params = page.get("next"), None
         return ids
 
-    def wait(self, match_id: int, after_ply: int | None) -> dict:
-        params: dict = {"timeout": self.wait_timeout}
-        if after_ply is not None:
-            params["after_ply"] = after_ply
-        return self._request("GET", f"/matches/{match_id}/wait/", params=params)
+    def events(self) -> Iterator[dict]:
+        """Yield the account stream's events (``{"event", "data"}``) until it ends."""
+        with self._http.stream(
+            "GET", EVENTS, headers={"Accept": "application/x-ndjson"}
+        ) as response:
+            if not response.is_success:
+                raise _error(response, response.read().decode(errors="replace"))
+            self._stream = response
+            try:
+                for line in response.iter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+            finally:
+                self._stream = None
 
     def move(self, match_id: int, seat: int, ply: int, move: dict) -> dict:
         # One key per decision: a request retried after a network error is not played twice.
@@ -141,76 +148,55 @@ class ClientBot:
 
     # -- playing ------------------------------------------------------------------------
 
-    def play_match(self, match_id: int) -> dict:
-        """Play the match until it ends; return its last view."""
-        after_ply = None
-        backoff = BACKOFF_FIRST
-        while not self.stopping.is_set():
+    def handle(self, event: dict) -> None:
+        """Act on one event of the stream."""
+        kind, data = event.get("event"), event.get("data") or {}
+        if kind == "match_started":
+            self.playing.add(data["match"])
+            logger.info("match %s: playing seat(s) %s", data["match"], data["your_seats"])
+        elif kind == "your_turn":
+            match_id = data["match"]
+            self.playing.add(match_id)
+            move = self.choose(data["view"], data["legal_moves"])
             try:
-                view = self.wait(match_id, after_ply)
-                if view["status"] in ENDED:
-                    self.finished[match_id] = view
-                    logger.info(
-                        "match %s ended: %s, result %s",
-                        match_id,
-                        view["end_reason"],
-                        view["result"],
-                    )
-                    return view
-                if view["your_turn"]:
-                    move = self.choose(view["view"], view["legal_moves"])
-                    try:
-                        self.move(match_id, view["seat"], view["ply"], move)
-                    except ArenaError as exc:
-                        # Someone moved first or the match ended (409): read it again.
-                        # An illegal move (400) is logged, and asked again a little later.
-                        logger.warning("match %s ply %s: %s", match_id, view["ply"], exc)
-                        if exc.status < 500 and exc.status != 409:
-                            self.stopping.wait(1.0)
-                after_ply = view["ply"]
-                backoff = BACKOFF_FIRST
-            except (httpx.TransportError, ArenaError) as exc:
-                if isinstance(exc, ArenaError) and exc.status < 500:
+                self.move(match_id, data["seat"], data["ply"], move)
+            except ArenaError as exc:
+                # Someone moved first or the match ended (409): the stream says what next.
+                # An illegal move (400) is logged; the turn stays open until its deadline.
+                logger.warning("match %s ply %s: %s", match_id, data["ply"], exc)
+                if exc.status >= 500:
                     raise
-                logger.warning("match %s: %s; retrying in %.1f s", match_id, exc, backoff)
-                self.stopping.wait(backoff)
-                backoff = min(backoff * 2, BACKOFF_MAX)
-        return {}
-
-    def _play_in_thread(self, match_id: int) -> None:
-        try:
-            self.play_match(match_id)
-        except Exception:
-            logger.exception("match %s: the runner gave up on it", match_id)
+        elif kind == "match_finished":
+            match_id = data["match"]
+            self.playing.discard(match_id)
+            self.finished[match_id] = data
+            logger.info(
+                "match %s ended: %s, result %s", match_id, data["end_reason"], data["result"]
+            )
 
     def run(self, *, until: Callable[[], bool] | None = None) -> None:
         """Play every match of the bot, new ones as they come, until stopped (Ctrl-C,
-        ``stop()``, or ``until()`` turning true)."""
+        ``stop()``, or ``until()`` turning true after an event)."""
         self.name = self.name or self.whoami()
         logger.info("playing as bot %s", self.name)
         backoff = BACKOFF_FIRST
         try:
             while not self.stopping.is_set() and not (until and until()):
                 try:
-                    for match_id in self.active_matches():
-                        thread = self._threads.get(match_id)
-                        if (
-                            thread is None
-                            or not thread.is_alive()
-                            and match_id not in (self.finished)
-                        ):
-                            thread = threading.Thread(
-                                target=self._play_in_thread,
-                                args=(match_id,),
-                                name=f"match-{match_id}",
-                                daemon=True,
-                            )
-                            self._threads[match_id] = thread
-                            thread.start()
-                    backoff = BACKOFF_FIRST
-                    self.stopping.wait(self.discover_every)
-                except (httpx.TransportError, ArenaError) as exc:
-                    logger.warning("listing matches: %s; retrying in %.1f s", exc, backoff)
+                    for event in self.events():
+                        backoff = BACKOFF_FIRST
+                        if event.get("event") == "reconnect":
+                            logger.info("the arena asks to reconnect")
+                            break
+                        self.handle(event)
+                        if self.stopping.is_set() or (until and until()):
+                            return
+                except (httpx.TransportError, httpx.StreamError, ArenaError) as exc:
+                    if self.stopping.is_set():
+                        return
+                    if isinstance(exc, ArenaError) and exc.status < 500 and exc.status != 429:
+                        raise
+                    logger.warning("event stream: %s; again in %.1f s", exc, backoff)
                     self.stopping.wait(backoff)
                     backoff = min(backoff * 2, BACKOFF_MAX)
         except KeyboardInterrupt:
@@ -218,12 +204,28 @@ class ClientBot:
         finally:
             self.stop()
 
+    def play_match(self, match_id: int) -> dict:
+        """Play until ``match_id`` ends; return what the arena said of its end."""
+        self.run(until=lambda: match_id in self.finished)
+        return self.finished.get(match_id, {})
+
     def stop(self) -> None:
-        """Stop looking for matches and let the match threads end (within one long-poll)."""
+        """Stop: the open stream is closed, which ends ``run``."""
         self.stopping.set()
-        for thread in list(self._threads.values()):
-            thread.join(self.wait_timeout + READ_MARGIN)
+        stream = self._stream
+        if stream is not None:
+            with contextlib.suppress(Exception):
+                stream.close()
         self._http.close()
+
+
+def _error(response: httpx.Response, text: str) -> ArenaError:
+    try:
+        error = response.json()["error"]
+        code, message = error["code"], error["message"]
+    except (ValueError, KeyError, TypeError, httpx.ResponseNotRead):
+        code, message = "http_error", text[:200]
+    return ArenaError(response.status_code, code, message)
 
 
 def main(argv: list[str] | None = None) -> None:

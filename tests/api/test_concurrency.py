@@ -47,6 +47,44 @@ def test_fifty_simultaneous_submissions_of_one_move_write_it_once(user_factory):
     assert (match.ply, match.to_move) == (1, 0)
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_both_players_resigning_at_once_one_resigns_the_other_gets_409(user_factory):
+    players = [user_factory(), user_factory()]
+    # A race is won or lost by chance: five matches, so that a lost one shows.
+    for _ in range(5):
+        match = start_match(players, decks=[DUEL_DECK])
+        answers = _resign_at_once(match, players)
+
+        statuses = sorted(answer.status_code for answer in answers.values())
+        assert statuses == [200, 409]
+        (refused,) = [a for a in answers.values() if a.status_code == 409]
+        assert refused.json()["error"]["code"] == "match_not_active"
+        (resigned,) = [seat for seat, a in answers.items() if a.status_code == 200]
+        match.refresh_from_db()
+        assert (match.status, match.end_reason, match.loser) == ("finished", "resign", resigned)
+
+
+def _resign_at_once(match, players) -> dict:
+    start = threading.Barrier(len(players))
+    answers: dict[int, object] = {}
+
+    def resign(seat: int) -> None:
+        client = token_client(players[seat])
+        try:
+            start.wait()
+            answers[seat] = client.post(f"/api/v1/matches/{match.pk}/resign/")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=resign, args=(seat,)) for seat in range(len(players))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
+
+
 @pytest.mark.django_db
 def test_a_second_move_for_one_ply_is_refused_by_the_database(user_factory):
     match = start_match([user_factory(), user_factory()], decks=[DUEL_DECK])

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from games.engine import load_game
+
+# The catalog reads no data, but every API request counts against a rate limit, whose
+# counters are in the database (without Redis).
+pytestmark = pytest.mark.django_db
 
 
 def test_games_are_listed_with_options_rules_and_moves(api_client):

@@ -122,3 +122,60 @@ def test_admin_pages_of_a_match_in_play_show_no_hidden_card(user_factory, client
         body = response.content.decode()
         assert not cards_in(body, hidden_cards(match, None)), url
         assert match.seed not in body, url
+
+
+def stream_text(base_url: str, path: str, token: str | None, *, ndjson: bool, until: str,
+                after_ply: int | None = None) -> str:  # fmt: skip
+    """Return the raw text of a stream up to (and with) its first ``until`` event."""
+    import httpx
+
+    headers = {"Accept": "application/x-ndjson" if ndjson else "text/event-stream"}
+    if token:
+        headers["Authorization"] = f"Token {token}"
+    if after_ply is not None:
+        headers["Last-Event-ID"] = str(after_ply)
+    text = []
+    with httpx.stream("GET", base_url + path, headers=headers, timeout=10) as response:
+        assert response.status_code == 200, response.read()
+        lines = response.iter_lines()
+        for line in lines:
+            text.append(line)
+            if f'"event":"{until}"' in line or line == f"event: {until}":
+                if not ndjson:
+                    text.append(next(lines))  # its data line
+                return "\n".join(text)
+    raise AssertionError(f"the stream {path} ended before a {until} event")
+
+
+@pytest.mark.parametrize(
+    ("game", "players"), [("durak", 3), ("volynshchik", 3)], ids=["durak-3", "volynshchik-3"]
+)
+def test_no_stream_event_shows_a_card_its_requester_must_not_see(
+    live_server, user_factory, game, players
+):
+    from rest_framework.authtoken.models import Token
+
+    users = [user_factory() for _ in range(players)]
+    match = play_to_the_middle(start_match(users, game=game), seed=players)
+    match.refresh_from_db()
+    outsider = user_factory()
+    requesters = [(Token.objects.create(user=u).key, seat) for seat, u in enumerate(users)]
+    requesters += [(Token.objects.create(user=outsider).key, None), (None, None)]
+    stream = f"/api/v1/matches/{match.pk}/stream/"
+    for token, seat in requesters:
+        bodies = {}
+        for ndjson in (False, True):
+            kind = "ndjson" if ndjson else "sse"
+            bodies[f"{kind} {stream}"] = stream_text(
+                live_server.url, stream, token, ndjson=ndjson, until="state"
+            )
+            # Resumed: every move since ply 3, then the view.
+            bodies[f"{kind} {stream} from ply 3"] = stream_text(
+                live_server.url, stream, token, ndjson=ndjson, until="state", after_ply=3
+            )
+            if token is not None and seat is not None:
+                until = "your_turn" if match.to_move == seat else "match_started"
+                bodies[f"{kind} account stream"] = stream_text(
+                    live_server.url, "/api/v1/stream/events/", token, ndjson=ndjson, until=until
+                )
+        assert_nothing_hidden_shown(match, bodies, seat)

@@ -289,3 +289,53 @@ def test_a_started_match_cannot_be_cancelled(players):
     response = client_a.post(f"{MATCHES}{match_id}/cancel/")
 
     assert response.status_code == 409
+
+
+def http_bot(owner, name: str = "their-http-bot"):
+    from bots.models import Bot
+
+    return Bot.objects.create(
+        name=name, owner=owner, kind=Bot.Kind.HTTP, url="http://127.0.0.1:9/", games=["durak"]
+    )
+
+
+@pytest.mark.parametrize("rated", [True, False])
+def test_creating_a_match_that_seats_someone_elses_bot_is_refused(players, rated):
+    (alice, _client_a), (_bob, client_b) = players(2)
+    bot = http_bot(alice)
+
+    response = client_b.post(
+        MATCHES,
+        {"game": "durak", "players": 2, "rated": rated, "move_time_limit": 0.05,
+         "seats": [{"bot": bot.name}, {"bot": "random"}]},
+        format="json",
+    )  # fmt: skip
+
+    assert response.status_code == 400
+    assert error(response)["code"] == "invalid"
+    assert f"your own bots and the built-in ones, not {bot.name}" in error(response)["message"]
+    assert not Seat.objects.filter(bot=bot).exists()
+
+
+def test_creating_a_rated_match_of_ones_own_bot_and_a_built_in_one_is_allowed(players):
+    ((alice, client),) = players(1)
+    bot = http_bot(alice, name="mine")
+
+    response = client.post(
+        MATCHES,
+        {"game": "durak", "players": 2, "rated": True,
+         "seats": [{"bot": bot.name}, {"bot": "random"}]},
+        format="json",
+    )  # fmt: skip
+
+    assert response.status_code == 201, response.json()
+
+
+def test_joining_with_a_built_in_bot_is_allowed(players):
+    ((_a, client_a), (_b, client_b)) = players(2)
+    match_id = create(client_a).json()["id"]
+
+    response = client_b.post(f"{MATCHES}{match_id}/join/", {"bot": "greedy"})
+
+    assert response.status_code == 200, response.json()
+    assert response.json()["seats"][1]["bot"] == "greedy"

@@ -51,9 +51,8 @@ def test_client_bot_runner_plays_a_match_to_the_end(
     live_server, user, celery_eager, game, players
 ):
     token, (match,) = seat_client_bot(user, game, players)
-    runner = ClientBot(live_server.url, token, load_strategy("greedy", seed=1), wait_timeout=5)
+    runner = ClientBot(live_server.url, token, load_strategy("greedy", seed=1))
 
-    # One request at a time: the in-memory SQLite of the tests takes no concurrent writers.
     assert runner.whoami() == "clienty"
     runner.name = "clienty"
     assert runner.active_matches() == [match.pk]
@@ -68,10 +67,7 @@ def test_client_bot_runner_plays_a_match_to_the_end(
 @pytest.mark.django_db(transaction=True)
 def test_client_bot_runner_finds_and_plays_all_its_matches(live_server, user, celery_eager):
     token, matches = seat_client_bot(user, "durak", 2, count=3)
-    runner = ClientBot(
-        live_server.url, token, load_strategy("random", seed=2), wait_timeout=5,
-        discover_every=0.2,
-    )
+    runner = ClientBot(live_server.url, token, load_strategy("random", seed=2))
     ids = {match.pk for match in matches}
     thread = threading.Thread(
         target=runner.run, kwargs={"until": lambda: ids <= set(runner.finished)}

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
+import httpx
 import pytest
-from django.core.cache import caches
 
 from bots.models import Bot
 from cardserver.throttling import parse_rate
 from games.models import Match
+from tests.limits import rate_limits_reset
 from tests.matches import token_client
 
 
@@ -133,6 +137,68 @@ def test_password_guessing_is_limited_per_ip(api_client, rates):
     assert_throttled(api_client.post("/api/v1/accounts/token/", credentials))
 
 
+@pytest.fixture
+def one_window(monkeypatch):
+    """Count every request of the test in one rate-limit window, whatever the clock says."""
+    from types import SimpleNamespace
+
+    from cardserver import throttling
+
+    monkeypatch.setattr(throttling, "time", SimpleNamespace(time=lambda: 86400.0 * 20000 + 1))
+
+
+@pytest.mark.django_db
+def test_password_guesses_with_a_new_x_forwarded_for_each_are_still_limited(
+    api_client, rates, one_window
+):
+    # No API_NUM_PROXIES: the client is REMOTE_ADDR, whatever X-Forwarded-For says.
+    rates(login="5/minute")
+    credentials = {"username": "nobody", "password": "guess"}
+    for _ in range(5):
+        api_client.post("/api/v1/accounts/token/", credentials)
+
+    answers = [
+        api_client.post(
+            "/api/v1/accounts/token/", credentials, HTTP_X_FORWARDED_FOR=f"10.9.{n}.{n}"
+        ).status_code
+        for n in range(60)
+    ]
+
+    assert answers == [429] * 60
+
+
+@pytest.mark.django_db
+def test_anonymous_reads_with_a_new_x_forwarded_for_each_are_still_limited(
+    api_client, rates, one_window
+):
+    rates(anon="3/minute")
+    for _ in range(3):
+        api_client.get("/api/v1/games/")
+
+    answers = [
+        api_client.get("/api/v1/games/", HTTP_X_FORWARDED_FOR=f"10.8.{n}.1").status_code
+        for n in range(10)
+    ]
+
+    assert answers == [429] * 10
+
+
+@pytest.mark.django_db
+def test_behind_proxies_the_client_is_the_address_they_forwarded(
+    api_client, rates, settings, one_window
+):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    rates(anon="1/minute")
+
+    first = api_client.get("/api/v1/games/", HTTP_X_FORWARDED_FOR="spoofed, 10.7.0.1")
+    again = api_client.get("/api/v1/games/", HTTP_X_FORWARDED_FOR="other, 10.7.0.1")
+    another = api_client.get("/api/v1/games/", HTTP_X_FORWARDED_FOR="10.7.0.2")
+
+    assert first.status_code == 200
+    assert_throttled(again)
+    assert another.status_code == 200
+
+
 @pytest.mark.django_db
 def test_a_scope_set_off_is_not_limited(api_client, rates):
     rates(anon=None)
@@ -156,9 +222,62 @@ def test_counters_expire_with_their_window(api_client, rates):
     api_client.get("/api/v1/games/")
     assert api_client.get("/api/v1/games/").status_code == 429
 
-    caches["default"].clear()  # as when the minute is over
+    rate_limits_reset()  # as when the minute is over
 
     assert api_client.get("/api/v1/games/").status_code == 200
+
+
+@pytest.mark.real_services
+@pytest.mark.parametrize("cache", ["database", "broker-redis"])
+def test_two_web_processes_count_against_one_limit(tmp_path, cache):
+    from tests.ops.services import free_port, port_open, stop_process_group, wait_until
+    from tests.test_foundation import BASE_DIR, clean_environment
+
+    variables = {"THROTTLE_LOGIN": "15/hour"}
+    if cache == "broker-redis":
+        broker = os.environ.get("CELERY_BROKER_URL", "")
+        if not broker.startswith("redis://"):
+            pytest.skip("needs CELERY_BROKER_URL on Redis")
+        variables["CELERY_BROKER_URL"] = broker
+    environment = clean_environment(tmp_path / "var", **variables)
+    for command in (["migrate", "--noinput"], ["createcachetable"]):
+        subprocess.run(
+            [sys.executable, "manage.py", *command],
+            cwd=BASE_DIR, env=environment, check=True, capture_output=True, timeout=180,
+        )  # fmt: skip
+    if cache == "broker-redis":
+        # This test's own counters only: another test's would change the count.
+        subprocess.run(
+            [sys.executable, "-c", "import django; django.setup(); "
+             "from tests.limits import rate_limits_reset; rate_limits_reset()"],
+            cwd=BASE_DIR, env={**environment, "DJANGO_SETTINGS_MODULE": "cardserver.settings"},
+            check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+    ports = [free_port(), free_port()]
+    servers = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+            cwd=BASE_DIR, env=environment, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        for port in ports
+    ]
+    try:
+        for port in ports:
+            wait_until(lambda port=port: port_open(port), timeout=60, what="a web process")
+        credentials = {"username": "nobody", "password": "guess"}
+        answers = [
+            httpx.post(
+                f"http://127.0.0.1:{port}/api/v1/accounts/token/", json=credentials, timeout=30
+            ).status_code
+            for port in ports * 10
+        ]
+    finally:
+        for server in servers:
+            stop_process_group(server)
+
+    assert answers.count(400) == 15
+    assert answers.count(429) == 5
 
 
 # --- Request body -----------------------------------------------------------------------

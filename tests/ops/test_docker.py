@@ -27,6 +27,16 @@ from benchmarks.harness import free_port, stop_process_group, wait_until
 from tests.ops.services import PrivatePostgres, PrivateRedis
 from tests.test_foundation import BASE_DIR, SETTINGS_VARIABLES
 
+# Two players and a started match, printed as its id (run with `manage.py shell -c`).
+MAKE_MATCH = """
+from django.contrib.auth import get_user_model
+from games.seating import SeatHolder
+from games.services import match_create
+users = [get_user_model().objects.create_user(f"docker{i}") for i in range(2)]
+match = match_create(creator=users[0], game="durak", players=2,
+                     seats=[SeatHolder(user=u) for u in users])
+print(match.pk)
+"""
 COMPOSE = yaml.safe_load((BASE_DIR / "docker" / "compose.yaml").read_text())
 DOCKERFILE = (BASE_DIR / "docker" / "Dockerfile").read_text()
 
@@ -74,7 +84,7 @@ def test_the_image_runs_as_a_user_without_privileges_and_collects_static_files()
     assert "collectstatic --noinput" in DOCKERFILE
     assert "pip install ." in DOCKERFILE
     assert image_command()[:4] == [
-        "gunicorn", "-c", "python:cardserver.gunicorn", "cardserver.wsgi"
+        "gunicorn", "-c", "python:cardserver.gunicorn", "cardserver.asgi:application"
     ]
 
 
@@ -188,6 +198,23 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
                 assert httpx.get(
                     f"http://127.0.0.1:{port}{url}", headers={"Host": "arena.example.org"}
                 ).status_code == 200, url
+        # A match's stream, on the image's server: its state, then, when the server is
+        # told to stop (SIGTERM, as `docker compose stop` sends), the reconnect event.
+        match_id = subprocess.run(
+            ["python", "manage.py", "shell", "-c", MAKE_MATCH], cwd=BASE_DIR, env=base,
+            capture_output=True, text=True, check=True, timeout=120,
+        ).stdout.strip().splitlines()[-1]  # fmt: skip
+        with httpx.stream(
+            "GET", f"http://127.0.0.1:{port}/api/v1/matches/{match_id}/stream/",
+            headers={"Host": "arena.example.org"}, timeout=20,
+        ) as stream:  # fmt: skip
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            lines = stream.iter_lines()
+            assert "event: state" in [next(lines) for _ in range(4)]
+            os.killpg(processes[0].pid, signal.SIGTERM)
+            rest = list(lines)
+        assert "event: reconnect" in rest
+        processes[0].wait(timeout=30)
         time.sleep(1)
     finally:
         for process in processes:
@@ -202,6 +229,9 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
     for line in web_lines:
         assert isinstance(json.loads(line), dict), line
     assert any(json.loads(line).get("path") == "/api/v1/games/" for line in web_lines)
+    streamed = [json.loads(line) for line in web_lines if "/stream/" in line]
+    assert streamed and streamed[-1]["match_id"] == int(match_id)
+    assert streamed[-1]["status"] == 200
 
 
 def compose_shell(command: list[str], environment: dict[str, str]) -> list[str]:

@@ -86,6 +86,13 @@ def test_the_ladder_tick_is_a_beat_schedule_editable_in_the_admin():
     assert PeriodicTask.objects.filter(task="tournaments.tasks.tournaments_watchdog").exists()
 
 
+def test_a_ladder_tick_still_queued_when_the_next_is_due_expires():
+    call_command("ladder", "on", "--every", "5")
+
+    task = PeriodicTask.objects.get(task="tournaments.tasks.ladder_tick")
+    assert (task.interval.every, task.expire_seconds) == (5, 5)
+
+
 def test_recompute_ratings_command_reports_and_fails_on_a_difference(
     bot_factory, finished_match, capsys
 ):

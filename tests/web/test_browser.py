@@ -319,6 +319,34 @@ def test_spectators_follow_a_match_in_play_without_seeing_hands(page, user_facto
     page.screenshot("spectator")
 
 
+def test_the_replay_viewer_follows_a_live_match_through_its_event_stream(page, user_factory):
+    import random
+
+    from games.selectors import match_state
+    from games.services import match_move_submit
+    from tests.matches import start_match
+
+    match = start_match([user_factory(username="east"), user_factory(username="west")])
+    requests = []
+    page.page.on("request", lambda r: requests.append((r.resource_type, r.url)))
+    page.open(f"/matches/{match.pk}/")
+    page.page.wait_for_selector("#table .seat")
+    rng = random.Random(7)
+    for _ in range(3):
+        match.refresh_from_db()
+        move = rng.choice(match_state(match).legal_moves())
+        match_move_submit(match_id=match.pk, seat=match.to_move, ply=match.ply, move=move)
+        page.page.wait_for_function(
+            "ply => { const m = document.getElementById('ply-label').textContent"
+            ".match(/of (\\d+)/); return m !== null && Number(m[1]) >= ply; }",
+            arg=match.ply + 1,
+        )
+    streams = [url for kind, url in requests if "/stream/" in url]
+    assert streams and all(kind == "eventsource" for kind, url in requests if url in streams)
+    assert len(streams) == 1, "one stream followed every move (no reconnects)"
+    assert not [url for _, url in requests if "/wait/" in url]
+
+
 def test_pages_render_on_a_phone_without_errors(phone, live_demo):
     for path, name in [
         ("/", "home-phone"),

@@ -207,6 +207,31 @@ def test_replay_page_configures_the_viewer_with_seats_and_the_api(client, demo):
     assert f'href="/matches/{match.pk}/verify/"' in response.content.decode()
 
 
+def test_replay_page_links_the_api_replay_as_a_download(client, demo):
+    match = demo.rated[0]
+
+    page = client.get(f"/matches/{match.pk}/").content.decode()
+
+    assert (
+        f'id="replay-download" href="/api/v1/matches/{match.pk}/replay/" '
+        f'download="match-{match.pk}-replay.json"'
+    ) in page
+
+
+def test_replays_open_page_has_the_viewer_without_an_api_source(client, db):
+    response = client.get("/replays/open/")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'id="replay-file"' in page and 'id="move-list"' in page
+    assert "web/replay.js" in page and "web/replay_open.js" in page
+    config = json.loads(
+        re.search(r'<script id="match-config" type="application/json">(.*?)</script>', page, re.S)
+        .group(1)
+    )
+    assert "replay_url" not in config
+
+
 def test_replay_page_of_a_waiting_match_offers_a_seat(client, db, user):
     from games.seating import SeatHolder
     from games.services import match_create

@@ -39,6 +39,10 @@ class Command(BaseCommand):
                     every=every, period=IntervalSchedule.SECONDS
                 )
                 task.crontab = task.solar = task.clocked = None
+                # A tick still queued when the next is due is dropped: behind a busy
+                # worker, ticks would otherwise pile up in the broker without end.
+                task.expire_seconds = every
+                task.expires = None
             task.save()
         schedule = task.interval or task.crontab or task.solar or task.clocked
         self.stdout.write(f"ladder {'on' if task.enabled else 'off'}, every {schedule}")

@@ -1,6 +1,6 @@
 /* Playing a match in the browser, through the same JSON API every bot uses:
  *   GET  /api/v1/matches/<id>/me/     your view: your hand, and your legal moves on your turn
- *   GET  /api/v1/matches/<id>/wait/   long-poll until it is your turn or the match changes
+ *   GET  /api/v1/matches/<id>/stream/ your view again after every change (EventSource)
  *   POST /api/v1/matches/<id>/moves/  {"ply": ..., "move": ...}, one of the legal moves
  * The cards you can play are buttons; the moves offered are exactly the legal moves the
  * server sent, so the page never has to know the rules.
@@ -10,14 +10,13 @@
   const A = window.Arena;
   const config = A.readConfig("play-config");
   const $ = (id) => document.getElementById(id);
-  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-  let view = null; // the newest answer of /me/ or /wait/
+  let view = null; // the newest answer of /me/ or state event of the stream
   let selected = []; // Durak attack: the cards chosen so far
   let covers = []; // Durak defence: the [attack, cover] pairs chosen so far
   let target = null; // Durak defence: the attack card to cover next
   let busy = false;
-  let polling = false;
+  let source = null; // the match's stream (EventSource), while the match goes on
   let notice = null; // {text, error}
 
   const sameSet = (a, b) => a.length === b.length && a.every((x) => b.includes(x));
@@ -44,19 +43,21 @@
     render();
   }
 
-  async function follow() {
-    // Wait for the others while it is not our turn (or the match has not started).
-    if (polling) return;
-    polling = true;
-    try {
-      while (view && (view.status === "waiting" || (view.status === "active" && !view.your_turn))) {
-        const answer = await A.api(config.wait_url + "?after_ply=" + view.ply + "&timeout=20");
-        if (!answer.ok) { await sleep(2000); continue; }
-        apply(answer.data);
-      }
-    } finally {
-      polling = false;
-    }
+  function follow() {
+    // The match's stream sends our view after every change (the others' moves, the start,
+    // the end); the browser reconnects by itself, resuming from the last event's ply.
+    if (source || !view || (view.status !== "waiting" && view.status !== "active")) return;
+    source = new EventSource(config.stream_url);
+    source.addEventListener("state", (event) => {
+      const data = JSON.parse(event.data);
+      if (!busy && (!view || data.ply >= view.ply)) apply(data);
+    });
+    source.addEventListener("end", () => { source.close(); source = null; });
+    source.addEventListener("reconnect", () => {
+      source.close();
+      source = null;
+      setTimeout(follow, 1000);
+    });
   }
 
   async function refresh() {

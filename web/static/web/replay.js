@@ -2,7 +2,10 @@
  *
  * Buttons, the slider and the keyboard (arrows, Home, End, space) move through the
  * steps; the address keeps ?ply=N so a link points at a given move. A match still in
- * play is followed live with the long-poll GET /api/v1/matches/<id>/wait/.
+ * play is followed live through its stream, GET /api/v1/matches/<id>/stream/ (EventSource).
+ *
+ * Without a replay_url in its config the viewer waits for a document handed to
+ * window.ArenaReplay.open(data): a replay file opened in the browser (/replays/open/).
  */
 (function () {
   "use strict";
@@ -148,33 +151,78 @@
     else if (event.key === " " && target.tagName !== "BUTTON") { event.preventDefault(); toggle(); }
   });
 
+  function accept(data) {
+    const atEnd = steps.length === 0 || current === steps.length - 1;
+    replay = data;
+    steps = replay.steps;
+    slider.max = String(steps.length - 1);
+    buildMoveList();
+    if (replay.seed && $("seed")) $("seed").textContent = replay.seed;
+    return atEnd;
+  }
+
   async function load() {
     const result = await A.api(config.replay_url);
     if (!result.ok) {
       table.replaceChildren(A.el("p", { text: "The replay could not be loaded: " + A.errorMessage(result) }));
       return false;
     }
-    const atEnd = steps.length === 0 || current === steps.length - 1;
-    replay = result.data;
-    steps = replay.steps;
-    slider.max = String(steps.length - 1);
-    buildMoveList();
-    if (replay.seed) $("seed").textContent = replay.seed;
-    return atEnd;
+    return accept(result.data);
   }
 
-  async function follow() {
-    // A match in play: wait for its next move, then load the new steps.
+  function follow() {
+    // A match in play: its stream sends a state event after every change; the new steps
+    // are then loaded (one load at a time; a change meanwhile loads once more).
     following = true;
-    while (following && replay && !replay.complete && replay.status === "active") {
-      const wait = await A.api(config.wait_url + "?after_ply=" + replay.ply + "&timeout=25");
-      if (!wait.ok) { await new Promise((r) => setTimeout(r, 3000)); continue; }
-      if (wait.data.ply !== replay.ply || wait.data.status !== "active") {
+    const source = new EventSource(config.stream_url + "?after_ply=" + replay.ply);
+    let loading = false;
+    let again = false;
+    async function update() {
+      if (loading) { again = true; return; }
+      loading = true;
+      do {
+        again = false;
         const atEnd = await load();
         if (atEnd) show(steps.length - 1);
-        if (replay.status !== "active") window.location.reload();
-      }
+      } while (again);
+      loading = false;
+      if (replay.status !== "active") { source.close(); window.location.reload(); }
     }
+    source.addEventListener("state", (event) => {
+      const data = JSON.parse(event.data);
+      if (data.ply !== replay.ply || data.status !== replay.status) update();
+    });
+    source.addEventListener("end", () => { source.close(); update(); });
+  }
+
+  const ENGINE_END_REASONS = ["loser", "both_out", "repetition", "move_limit", ""];
+
+  // A replay document from a file: the game and the seats come from the document itself
+  // (a local arena's file names its seats); an end reason that is not the engine's is
+  // the fault of the seat that lost, as on a match page.
+  function open(data) {
+    if (!data || !Array.isArray(data.steps) || !data.steps.length || !data.steps[0].state) {
+      throw new Error("this is not a replay: it has no steps");
+    }
+    stop();
+    const first = data.steps[0].state;
+    config.game = first.game;
+    config.players = first.players;
+    config.seats = Array.from({ length: first.players }, (_, index) => ({
+      index, name: Array.isArray(data.seats) ? String(data.seats[index] || "") : "",
+    }));
+    const reason = data.end_reason || "";
+    const forfeit = !ENGINE_END_REASONS.includes(reason) && data.result;
+    config.forfeit_seat = forfeit ? data.result.loser : null;
+    config.forfeit_reason = forfeit ? reason : "";
+    steps = [];
+    accept(data);
+    show(0);
+  }
+
+  if (!config.replay_url) {
+    window.ArenaReplay = { open };
+    return;
   }
 
   load().then(() => {

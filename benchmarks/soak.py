@@ -1,0 +1,355 @@
+"""Soak the embedded arena: `make run`'s processes for hours, the ladder at full speed.
+
+    python -m benchmarks.soak --hours 2 [--port 8100] [--bots 3] [--var-dir DIR]
+                              [--report-every 300] [--log soak.log]
+
+Runs ``scripts/run-dev`` (web server, Celery worker, beat; SQLite and the embedded
+broker in a fresh ``--var-dir``) with the ladder ticking every second, and ``--bots``
+HTTP bots (``bots.kit.serve``, greedy, random and strong in turn, on the ports after
+``--port``), each registered by a user of its own through the API, so that the ladder
+seats them beside the built-in players. Every ``--report-every`` seconds, and at the end,
+it writes to ``--log`` (and prints) one report:
+
+- ``crashes``: run-dev or a bot server that exited by itself (each is started again and
+  counted in ``restarts``), and worker pool processes that were replaced;
+- ``matches``: ladder matches finished, aborted and forfeited, and their rate per hour;
+- ``errors``: log lines at ERROR or CRITICAL and tracebacks in run-dev's output, with
+  the first few;
+- ``rss_mb``: the resident memory of each process of the arena (web, worker, pool,
+  beat, bots) now, at the first sample and at its largest, so that growth shows;
+- ``broker_files``: message files waiting in the embedded broker's folder.
+
+The exit status is 0 when nothing crashed and no error was logged, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+STRATEGIES = ("greedy", "random", "strong")
+ERROR_LINE = re.compile(r"\b(ERROR|CRITICAL)\b|^Traceback|Unrecoverable error")
+# Settings variables of the calling shell that would change the arena under test.
+SETTINGS_PREFIXES = ("DATABASE_", "CELERY_", "CACHE_URL", "DEBUG", "SECRET_KEY", "THROTTLE_")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.soak", description=__doc__)
+    parser.add_argument("--hours", type=float, default=2.0)
+    parser.add_argument("--port", type=int, default=8100, help="web port; bots use the next")
+    parser.add_argument("--bots", type=int, default=3)
+    parser.add_argument("--var-dir", type=Path, help="default: a new temporary folder")
+    parser.add_argument("--report-every", type=float, default=300.0, help="seconds")
+    parser.add_argument("--log", type=Path, help="default: <var-dir>/soak.log")
+    args = parser.parse_args(argv)
+    var_dir = (args.var_dir or Path(tempfile.mkdtemp(prefix="cardserver-soak-"))).resolve()
+    var_dir.mkdir(parents=True, exist_ok=True)
+    soak = Soak(var_dir, args.port, args.bots, args.log or var_dir / "soak.log")
+    return soak.run(args.hours * 3600, args.report_every)
+
+
+class Soak:
+    def __init__(self, var_dir: Path, port: int, bots: int, log: Path) -> None:
+        self.var_dir = var_dir
+        self.port = port
+        self.bot_count = bots
+        self.log = log
+        self.api = f"http://127.0.0.1:{port}/api/v1"
+        self.environment = {
+            k: v for k, v in os.environ.items() if not k.startswith(SETTINGS_PREFIXES)
+        }
+        self.environment.update(
+            CARDSERVER_VAR_DIR=str(var_dir),
+            RUN_ADDRESS=f"127.0.0.1:{port}",
+            PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+            PYTHONUNBUFFERED="1",
+        )
+        self.run_dev: subprocess.Popen | None = None
+        self.run_dev_log = var_dir / "run-dev.log"
+        self.bots: dict[str, dict] = {}
+        self.crashes: list[dict] = []
+        self.restarts = 0
+        self.pool_pids: set[int] = set()
+        self.rss_first: dict[str, float] = {}
+        self.rss_max: dict[str, float] = {}
+        self.started = time.time()
+
+    # --- Processes ----------------------------------------------------------------------
+
+    def manage(self, *arguments: str) -> None:
+        subprocess.run(
+            [sys.executable, "manage.py", *arguments],
+            cwd=BASE_DIR, env=self.environment, check=True, capture_output=True, timeout=600,
+        )  # fmt: skip
+
+    def start_run_dev(self) -> None:
+        with self.run_dev_log.open("a") as output:
+            self.run_dev = subprocess.Popen(
+                [str(BASE_DIR / "scripts" / "run-dev")],
+                cwd=BASE_DIR, env=self.environment, stdout=output, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.api}/health/", timeout=5).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        raise RuntimeError(f"the arena did not answer within 120 s; see {self.run_dev_log}")
+
+    def start_bot(self, name: str) -> None:
+        bot = self.bots[name]
+        with (self.var_dir / f"bot-{name}.log").open("a") as output:
+            bot["process"] = subprocess.Popen(
+                [sys.executable, "-m", "bots.kit.serve", "--strategy", bot["strategy"],
+                 "--port", str(bot["port"]), "--secret", bot["secret"]],
+                cwd=BASE_DIR, env=self.environment, stdout=output, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+
+    def register_bots(self) -> None:
+        with httpx.Client(base_url=self.api, timeout=30) as http:
+            for index in range(self.bot_count):
+                strategy = STRATEGIES[index % len(STRATEGIES)]
+                name = f"soak-{strategy}-{index}"
+                answer = http.post(
+                    "/accounts/signup/",
+                    json={"username": f"soak{index}", "password": f"soak-passphrase-{index}"},
+                )
+                answer.raise_for_status()
+                headers = {"Authorization": f"Token {answer.json()['token']}"}
+                port = self.port + 1 + index
+                answer = http.post(
+                    "/bots/",
+                    headers=headers,
+                    json={"name": name, "kind": "http", "url": f"http://127.0.0.1:{port}/",
+                          "games": ["durak", "volynshchik"]},
+                )  # fmt: skip
+                answer.raise_for_status()
+                self.bots[name] = {
+                    "strategy": strategy,
+                    "port": port,
+                    "secret": answer.json()["secret"],
+                    "headers": headers,
+                }
+                self.start_bot(name)
+            time.sleep(2)
+            for name, bot in self.bots.items():
+                http.post(f"/bots/{name}/ping/", headers=bot["headers"]).raise_for_status()
+
+    def stop(self) -> None:
+        processes = [bot.get("process") for bot in self.bots.values()] + [self.run_dev]
+        for process in processes:
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            if process is None:
+                continue
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+            # runserver's reloader child or a pool process may outlive its parent.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+    def check_processes(self) -> None:
+        """Record and restart any process that exited by itself."""
+        if self.run_dev.poll() is not None:
+            self.crash("run-dev", self.run_dev.returncode, _tail(self.run_dev_log))
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.run_dev.pid, signal.SIGKILL)
+            self.restarts += 1
+            self.start_run_dev()
+        for name, bot in self.bots.items():
+            if bot["process"].poll() is not None:
+                self.crash(name, bot["process"].returncode, "")
+                self.restarts += 1
+                self.start_bot(name)
+
+    def crash(self, what: str, status: int | None, tail: str) -> None:
+        self.crashes.append(
+            {"at": _now(), "process": what, "status": status, "log_tail": tail[-2000:]}
+        )
+
+    # --- Figures ------------------------------------------------------------------------
+
+    def processes(self) -> dict[str, list[tuple[int, float]]]:
+        """Return {kind: [(pid, RSS in MB)]} of the arena's processes."""
+        sessions = {self.run_dev.pid: "arena"}
+        sessions.update({bot["process"].pid: "bots" for bot in self.bots.values()})
+        found: dict[str, list[tuple[int, float]]] = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            session = int(stat[3])
+            if session not in sessions:
+                continue
+            rss = re.search(r"VmRSS:\s+(\d+) kB", status)
+            if rss is None:
+                continue
+            kind = _kind(command, sessions[session], int(stat[1]))
+            if kind:
+                found.setdefault(kind, []).append((int(entry.name), int(rss.group(1)) / 1024))
+        return found
+
+    def report(self, final: bool = False) -> dict:
+        processes = self.processes()
+        pool = {pid for pid, _ in processes.get("worker pool", [])}
+        self.pool_pids |= pool
+        rss = {kind: round(sum(mb for _, mb in entries), 1) for kind, entries in processes.items()}
+        for kind, mb in rss.items():
+            self.rss_first.setdefault(kind, mb)
+            self.rss_max[kind] = max(self.rss_max.get(kind, 0.0), mb)
+        errors = [line for line in _lines(self.run_dev_log) if ERROR_LINE.search(line)]
+        hours = (time.time() - self.started) / 3600
+        matches = self.matches()
+        finished = matches.get("finished")
+        report = {
+            "at": _now(),
+            "final": final,
+            "hours": round(hours, 3),
+            "crashes": len(self.crashes),
+            "restarts": self.restarts,
+            "pool_processes_replaced": max(0, len(self.pool_pids) - len(pool)) if pool else None,
+            "matches": matches,
+            "matches_per_hour": round(finished / hours) if finished and hours else None,
+            "errors": len(errors),
+            "first_errors": errors[:5],
+            "rss_mb": {
+                kind: {"now": mb, "first": self.rss_first[kind], "max": self.rss_max[kind]}
+                for kind, mb in sorted(rss.items())
+            },
+            "broker_files": len(list((self.var_dir / "celery" / "queue").glob("*.msg"))),
+            "bots": self.bot_health(),
+        }
+        if final:
+            report["crash_details"] = self.crashes
+        with self.log.open("a") as log:
+            log.write(json.dumps(report) + "\n")
+        print(_summary(report), flush=True)
+        return report
+
+    def matches(self) -> dict:
+        counts = {}
+        queries = {
+            "finished": "status=finished",
+            "aborted": "status=aborted",
+            "forfeited": "end_reason=forfeit",
+            "timed_out": "end_reason=timeout",
+            "active": "status=active",
+        }
+        try:
+            with httpx.Client(base_url=self.api, timeout=30) as http:
+                for name, query in queries.items():
+                    counts[name] = http.get(f"/matches/?{query}").json()["count"]
+        except (httpx.HTTPError, KeyError, ValueError) as exc:
+            counts["unavailable"] = f"{type(exc).__name__}: {exc}"
+        return counts
+
+    def bot_health(self) -> dict:
+        try:
+            bots = httpx.get(f"{self.api}/bots/?kind=http", timeout=30).json()["results"]
+        except (httpx.HTTPError, KeyError, ValueError):
+            return {}
+        return {bot["name"]: bot.get("healthy") for bot in bots}
+
+    # --- The run ------------------------------------------------------------------------
+
+    def run(self, seconds: float, report_every: float) -> int:
+        print(f"soak: {seconds / 3600:g} h in {self.var_dir}, report to {self.log}", flush=True)
+        self.manage("migrate", "--noinput")
+        self.manage("ladder", "on", "--every", "1")
+        self.started = time.time()
+        try:
+            self.start_run_dev()
+            self.register_bots()
+            deadline = time.monotonic() + seconds
+            next_report = time.monotonic() + min(report_every, 60)
+            self.report()
+            while time.monotonic() < deadline:
+                time.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
+                self.check_processes()
+                if time.monotonic() >= next_report:
+                    self.report()
+                    next_report = time.monotonic() + report_every
+            final = self.report(final=True)
+        except KeyboardInterrupt:
+            final = self.report(final=True)
+        finally:
+            self.stop()
+        return 0 if not final["crashes"] and not final["errors"] else 1
+
+
+def _kind(command: str, session: str, ppid: int) -> str | None:
+    if session == "bots":
+        return "bots"
+    if "runserver" in command:
+        return "web"
+    if " beat" in command:
+        return "beat"
+    if " worker" in command:
+        return "worker main" if _is_main(ppid) else "worker pool"
+    return None
+
+
+def _is_main(ppid: int) -> bool:
+    """Whether a worker process's parent is not itself a worker (run-dev's shell)."""
+    try:
+        command = Path(f"/proc/{ppid}/cmdline").read_bytes()
+    except OSError:
+        return True
+    return b"worker" not in command
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _tail(path: Path) -> str:
+    return "\n".join(_lines(path)[-40:])
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _summary(report: dict) -> str:
+    rss = ", ".join(
+        f"{kind} {values['now']:.0f} MB (first {values['first']:.0f}, max {values['max']:.0f})"
+        for kind, values in report["rss_mb"].items()
+    )
+    return (
+        f"[{report['at']}] {report['hours']:.2f} h: crashes {report['crashes']}, restarts "
+        f"{report['restarts']}, pool replaced {report['pool_processes_replaced']}; matches "
+        f"{report['matches']} ({report['matches_per_hour']}/h); errors {report['errors']}; "
+        f"broker files {report['broker_files']}; bots healthy {report['bots']}; RSS {rss}"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,399 @@
+"""Live wake-ups: a change of a match wakes every waiter on it, in any web process.
+
+After every committed change ``games`` announces ``MatchChanged`` (``games.events``); the
+handler here turns it into one small message per *key*: ``m:<match id>`` (everyone
+following the match) and ``a:<user id>`` for every account holding one of its seats (an
+account's event stream). Each web process runs one ``Hub`` in its event loop, and every
+waiter (a stream, a ``wait/``) registers the keys it cares about with it; a message wakes
+the waiters of its key, in-process, without a query.
+
+How messages cross processes (``LIVE_PUBSUB_URL``):
+
+- **Redis pub/sub** (production; the default when ``CACHE_URL`` or the broker is Redis).
+  The process that committed the change (a web process, a Celery worker) ``PUBLISH``es
+  on ``<prefix>m:<id>`` and ``<prefix>a:<user>``; each web process holds one connection
+  that pattern-subscribes to ``<prefix>*``. Redis is already there for the broker and
+  the rate limits, it costs one round trip per change, and adding a web process on
+  another machine needs nothing but the URL. (PostgreSQL ``LISTEN/NOTIFY`` would work
+  too, but takes a lock on every notifying commit, serialising the commits of play, and
+  a pooler in transaction mode cannot carry ``LISTEN``.)
+- **Embedded** (no Redis: SQLite, the filesystem broker, ``make run``): changes made in
+  the web process itself are delivered at once; for changes made elsewhere (the worker's
+  bot moves) one task per process reads ``(id, ply, status, to_move)`` of every match
+  someone waits on, every ``LIVE_POLL_INTERVAL`` seconds: one query per tick for all its
+  waiters (and one more for the seat holders when a change concerns account streams).
+
+No lost wake-up: a waiter registers its keys *before* it reads the match, so a change
+committed after that read publishes a message it receives; one committed before is in
+what it reads. The message only says that something changed and where the match now
+stands (ply, status, seat to move); the waiter reads what it shows from the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import orjson
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections, connection
+from django.db.models import Q
+
+from cardserver.serving import chain_signals, in_async_server, on_shutdown
+from games.events import MatchChanged, match_changed_subscribe, match_changed_unsubscribe
+
+logger = logging.getLogger(__name__)
+
+# Messages a waiter keeps unread; past that it only knows it must read the match again.
+INBOX_SIZE = 64
+_HOLDERS_MAX = 4096
+
+
+def match_key(match_id: int) -> str:
+    return f"m:{match_id}"
+
+
+def account_key(user_id: int) -> str:
+    return f"a:{user_id}"
+
+
+def channel_prefix() -> str:
+    """The Redis channel prefix: per database, since every Redis database shares channels."""
+    return f"{settings.LIVE_CHANNEL_PREFIX}{connection.settings_dict['NAME']}:"
+
+
+# --- Reads off the event loop -----------------------------------------------------------
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _reader_pool() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(
+                max_workers=settings.LIVE_READ_THREADS, thread_name_prefix="live-read"
+            )
+        return _executor
+
+
+async def run_sync(function: Callable[..., Any], *args: Any) -> Any:
+    """Run ``function(*args)`` (database work) off the event loop.
+
+    In the server, in the live reader threads: a fixed pool, not a thread per request;
+    each thread keeps one database connection, checked as Django checks a request's
+    (``CONN_MAX_AGE``, health checks) before each job.
+    """
+    # Run otherwise (Django's test client, a WSGI server), an async view's reads stay in
+    # the request's own thread, with its connection and transaction, as Django does.
+    if not in_async_server.get():
+        return await sync_to_async(function)(*args)
+
+    def job() -> Any:
+        close_old_connections()
+        return function(*args)
+
+    return await sync_to_async(job, thread_sensitive=False, executor=_reader_pool())()
+
+
+# --- Waiters and the hub ----------------------------------------------------------------
+
+
+class Waiter:
+    """One stream's (or ``wait/``'s) registration: its keys, its unread messages, a wake."""
+
+    def __init__(self, hub: Hub, keys: Iterable[str]) -> None:
+        self.hub = hub
+        self.keys: set[str] = set()
+        self.inbox: deque[dict] = deque()
+        self.overflowed = False  # messages were dropped: read everything again
+        self.event = asyncio.Event()
+        for key in keys:
+            self.add_key(key)
+
+    def add_key(self, key: str) -> None:
+        if key not in self.keys:
+            self.keys.add(key)
+            self.hub._waiters.setdefault(key, set()).add(self)
+
+    def remove_key(self, key: str) -> None:
+        self.keys.discard(key)
+        waiting = self.hub._waiters.get(key)
+        if waiting is not None:
+            waiting.discard(self)
+            if not waiting:
+                del self.hub._waiters[key]
+
+    def push(self, message: dict | None) -> None:
+        if message is None or len(self.inbox) >= INBOX_SIZE:
+            self.overflowed = True
+        else:
+            self.inbox.append(message)
+        self.event.set()
+
+    def take(self) -> list[dict]:
+        messages = list(self.inbox)
+        self.inbox.clear()
+        self.event.clear()
+        return messages
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a message; return whether one came."""
+        if self.inbox or self.overflowed or self.hub.closing:
+            return True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.event.wait(), timeout)
+        return self.event.is_set()
+
+    def close(self) -> None:
+        for key in list(self.keys):
+            self.remove_key(key)
+
+
+class Hub:
+    """The waiters of one web process, and the one task that wakes them."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._waiters: dict[str, set[Waiter]] = {}
+        self.closing = False
+        self.url = settings.LIVE_PUBSUB_URL
+        self._task = loop.create_task(self._listen() if self.url else self._poll())
+        self._seen: dict[int, tuple] = {}
+        self._max_id: int | None = None
+
+    # Delivery, in the loop.
+
+    def waiter(self, keys: Iterable[str]) -> Waiter:
+        return Waiter(self, keys)
+
+    def deliver(self, key: str, message: dict) -> None:
+        for waiter in list(self._waiters.get(key, ())):
+            waiter.push(message)
+
+    def wake_all(self) -> None:
+        """Wake everyone to read again (a message may have been lost, or we stop)."""
+        for waiting in list(self._waiters.values()):
+            for waiter in list(waiting):
+                waiter.push(None)
+
+    def shutdown(self) -> None:
+        """Tell every stream to end with its reconnect event (graceful shutdown)."""
+        self.closing = True
+        self.wake_all()
+
+    def watched_matches(self) -> set[int]:
+        return {int(key[2:]) for key in self._waiters if key.startswith("m:")}
+
+    def has_accounts(self) -> bool:
+        return any(key.startswith("a:") for key in self._waiters)
+
+    # Redis pub/sub.
+
+    async def _listen(self) -> None:
+        import redis.asyncio as aioredis
+
+        pattern = channel_prefix()
+        skip = len(pattern)
+        pause = 0.1
+        while True:
+            client = aioredis.from_url(self.url, health_check_interval=15)
+            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.psubscribe(pattern + "*")
+                # Anything published while we were not subscribed is lost to us.
+                self.wake_all()
+                pause = 0.1
+                while True:
+                    message = await pubsub.get_message(timeout=30)
+                    if message is None or message.get("type") != "pmessage":
+                        continue
+                    channel = message["channel"].decode()
+                    self.deliver(channel[skip:], orjson.loads(message["data"]))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                logger.warning("live: Redis pub/sub lost (%s); reconnecting", exc)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                    await client.aclose()
+
+    # Embedded: one query per tick.
+
+    async def _poll(self) -> None:
+        interval = settings.LIVE_POLL_INTERVAL
+        while True:
+            await asyncio.sleep(interval)
+            if not self._waiters:
+                continue
+            try:
+                changes = await run_sync(
+                    _poll_changes, self.watched_matches(), self._seen, self._max_id,
+                    self.has_accounts(),
+                )  # fmt: skip
+            except Exception as exc:
+                logger.warning("live: poll failed (%s)", exc)
+                continue
+            self._max_id = changes.pop("max_id")
+            for key, message in changes["messages"]:
+                self.deliver(key, message)
+
+
+def _poll_changes(
+    watched: set[int], seen: dict[int, tuple], max_id: int | None, accounts: bool
+) -> dict:
+    """Return the messages for matches that changed since the last tick (embedded hub)."""
+    from games.models import Match
+
+    where = Q(id__in=watched) | Q(status=Match.Status.WAITING)
+    if max_id is not None:
+        where |= Q(id__gt=max_id)
+    rows = Match.objects.filter(where).values_list("id", "ply", "status", "to_move")
+    messages = []
+    changed = []
+    top = max_id or 0
+    now_seen = {}
+    for match_id, ply, status, to_move in rows:
+        top = max(top, match_id)
+        before = seen.get(match_id)
+        now = (ply, status, to_move)
+        now_seen[match_id] = now
+        # A match seen for the first time wakes its waiters too: one that registered after
+        # the last tick may have read it before the change this tick shows.
+        if before == now:
+            continue
+        change = _change_between(before, now)
+        message = _message(match_id, change, ply, status, to_move)
+        messages.append((match_key(match_id), message))
+        changed.append(message)
+    seen.clear()
+    seen.update(now_seen)
+    if max_id is None and not now_seen:
+        top = Match.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    if accounts and changed:
+        for message in changed:
+            for user_id in match_accounts(message["match"]):
+                messages.append((account_key(user_id), message))
+    return {"messages": messages, "max_id": top}
+
+
+def _change_between(before: tuple | None, now: tuple) -> str:
+    ply, status, _ = now
+    if status in ("finished", "aborted"):
+        return status
+    if status == "active" and (before is None or before[1] != "active"):
+        return "started"
+    if before is not None and ply != before[0]:
+        return "moved"
+    return "joined"
+
+
+def _message(match_id: int, change: str, ply: int, status: str, to_move: int | None) -> dict:
+    return {"match": match_id, "change": change, "ply": ply, "status": status, "to_move": to_move}
+
+
+# --- The hub of this process ------------------------------------------------------------
+
+_hub: Hub | None = None
+
+
+def hub() -> Hub:
+    """Return this process's hub, started in the running event loop on first use."""
+    global _hub
+    loop = asyncio.get_running_loop()
+    if _hub is None or _hub.loop is not loop or _hub.loop.is_closed():
+        _hub = Hub(loop)
+        on_shutdown(shutdown_current)
+        chain_signals(loop)
+    return _hub
+
+
+def shutdown_current() -> None:
+    """End this process's streams with their reconnect event (the server is stopping)."""
+    if _hub is not None:
+        _hub.shutdown()
+
+
+# --- Publishing, in the process that committed ------------------------------------------
+
+_holders: OrderedDict[int, list[int]] = OrderedDict()
+_holders_lock = threading.Lock()
+_redis = None
+
+
+def match_accounts(match_id: int) -> list[int]:
+    """Return the ids of the accounts holding a seat (directly or as a client bot's owner)."""
+    from games.models import Match, Seat
+
+    with _holders_lock:
+        known = _holders.get(match_id)
+    if known is not None:
+        return known
+    rows = Seat.objects.filter(match_id=match_id).values_list("user_id", "bot__account_id")
+    accounts = sorted({user or owner for user, owner in rows if user or owner})
+    status = Match.objects.filter(pk=match_id).values_list("status", flat=True).first()
+    if status is not None and status != Match.Status.WAITING:  # seats never change again
+        with _holders_lock:
+            _holders[match_id] = accounts
+            while len(_holders) > _HOLDERS_MAX:
+                _holders.popitem(last=False)
+    return accounts
+
+
+def forget_holders() -> None:
+    with _holders_lock:
+        _holders.clear()
+
+
+def _publish(event: MatchChanged) -> None:
+    """``MatchChanged`` handler: one message to the match's key and to each holder's."""
+    global _redis
+    message = _message(event.match_id, str(event.change), event.ply, event.status, event.to_move)
+    keys = [match_key(event.match_id)] + [
+        account_key(user_id) for user_id in match_accounts(event.match_id)
+    ]
+    url = settings.LIVE_PUBSUB_URL
+    if url:
+        import redis
+
+        if _redis is None:
+            _redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        prefix = channel_prefix()
+        payload = orjson.dumps(message)
+        try:
+            with _redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.publish(prefix + key, payload)
+                pipe.execute()
+        except Exception as exc:
+            # Waiters still wake at their keep-alive and read the match again.
+            logger.warning(
+                "live: could not publish match %s (%s)", event.match_id, exc,
+                extra={"match_id": event.match_id},
+            )  # fmt: skip
+        return
+    current = _hub
+    if current is not None and not current.loop.is_closed():
+        for key in keys:
+            current.loop.call_soon_threadsafe(current.deliver, key, message)
+
+
+def live_publish_connect() -> None:
+    """Hang the publisher on the announcement (``GamesConfig.ready``)."""
+    match_changed_subscribe(_publish)
+
+
+def live_publish_disconnect() -> None:
+    """Stop publishing (tests: changes then reach waiters only through the embedded poll)."""
+    match_changed_unsubscribe(_publish)

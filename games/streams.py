@@ -1,0 +1,491 @@
+"""Live streams and the long-poll, served by async views woken by the live hub.
+
+- ``GET /api/v1/matches/{id}/stream/``: a match as it happens, for a seat (its own view,
+  and its legal moves on its turn) or a spectator (the public view).
+- ``GET /api/v1/stream/events/``: one stream per account for everything that concerns it.
+- ``GET /api/v1/matches/{id}/wait/``: the long-poll, its contract unchanged.
+
+Server-Sent Events by default (``text/event-stream``; a match stream's ``id:`` is the ply,
+so ``Last-Event-ID`` resumes), NDJSON with ``Accept: application/x-ndjson``. A request is
+opened by a DRF view (authentication, rate limits, validation, the error body), run off
+the event loop; then the coroutine below waits on the hub (``games.live``), which costs
+no thread, and reads the match (in the reader pool) only when it has changed. Hidden cards
+stay hidden exactly as in ``me/``: every view shown is ``me/``'s own, for the seat the
+requester holds, and a move is what the public replay shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+import orjson
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+
+from cardserver.api import error_body
+from cardserver.renderers import JSONRenderer
+from games import live
+from games.models import Match, Move
+from games.rows import match_progress, match_row
+from games.selectors import seats_of
+
+SSE = "text/event-stream"
+NDJSON = "application/x-ndjson"
+# Milliseconds a browser's EventSource waits before it reconnects.
+SSE_RETRY_MS = 1000
+TERMINAL = (Match.Status.FINISHED, Match.Status.ABORTED)
+
+
+@dataclass
+class StreamPlan:
+    """What the DRF view that opened a stream or a wait found: who asks, for what."""
+
+    match_id: int | None
+    user: object
+    mine: list[int]
+    requested: int | None = None
+    media_type: str = SSE
+    after_ply: int | None = None
+    timeout: float = 0.0
+    first_status: str = ""
+    ip: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def live_view(view_class: type, run: Callable) -> Callable:
+    """Return the async view of a route: ``view_class`` (a DRF view) opens, ``run`` waits.
+
+    The DRF view validates and authenticates in a thread, as any API request, and leaves
+    a ``StreamPlan`` on the request (``request.live_plan``) when it may go on; anything
+    else it answers (an error) is the answer. drf-spectacular documents ``view_class``.
+    """
+    opener = view_class.as_view()
+
+    def open_sync(request: HttpRequest, kwargs: dict) -> HttpResponse:
+        response = opener(request, **kwargs)
+        if getattr(request, "live_plan", None) is None and hasattr(response, "render"):
+            response.render()
+        return response
+
+    async def view(request: HttpRequest, **kwargs) -> HttpResponse:
+        response = await live.run_sync(open_sync, request, kwargs)
+        plan = getattr(request, "live_plan", None)
+        if plan is None:
+            return response
+        return await run(request, plan)
+
+    view.cls = view_class
+    view.initkwargs = {}
+    view.csrf_exempt = True
+    view.__name__ = view_class.__name__
+    return view
+
+
+def media_type_of(request) -> str:
+    accept = request.META.get("HTTP_ACCEPT", "")
+    return NDJSON if NDJSON in accept else SSE
+
+
+def json_answer(data: dict, status: int = 200) -> HttpResponse:
+    return HttpResponse(JSONRenderer().render(data), status=status, content_type="application/json")
+
+
+# --- Caps on open streams ---------------------------------------------------------------
+
+_open_by_account: Counter = Counter()
+_open_by_ip: Counter = Counter()
+_caps_lock = threading.Lock()
+
+
+class Lease:
+    """One open stream counted against its account's and its IP's caps, until released."""
+
+    def __init__(self, account: int | None, ip: str) -> None:
+        self.account, self.ip, self.released = account, ip, False
+
+    def release(self) -> None:
+        with _caps_lock:
+            if self.released:
+                return
+            self.released = True
+            if self.account is not None:
+                _open_by_account[self.account] -= 1
+                if _open_by_account[self.account] <= 0:
+                    del _open_by_account[self.account]
+            _open_by_ip[self.ip] -= 1
+            if _open_by_ip[self.ip] <= 0:
+                del _open_by_ip[self.ip]
+
+    def __del__(self) -> None:  # a response never iterated still gives its place back
+        self.release()
+
+
+def stream_lease(plan: StreamPlan) -> Lease | HttpResponse:
+    """Count a new stream, or answer 429 if its account or IP holds its cap already."""
+    account = plan.user.pk if getattr(plan.user, "is_authenticated", False) else None
+    per_account = settings.LIVE_MAX_STREAMS_PER_ACCOUNT
+    per_ip = settings.LIVE_MAX_STREAMS_PER_IP
+    with _caps_lock:
+        over = None
+        if account is not None and per_account and _open_by_account[account] >= per_account:
+            over = ("account", per_account)
+        elif per_ip and _open_by_ip[plan.ip] >= per_ip:
+            over = ("IP address", per_ip)
+        if over is None:
+            if account is not None:
+                _open_by_account[account] += 1
+            _open_by_ip[plan.ip] += 1
+            return Lease(account, plan.ip)
+    retry = 5
+    response = json_answer(
+        error_body(
+            code="too_many_streams",
+            message=f"This {over[0]} holds {over[1]} open streams already; close one first.",
+            detail={"limit": over[1], "per": over[0], "retry_after": retry},
+        ),
+        status=429,
+    )
+    response["Retry-After"] = str(retry)
+    return response
+
+
+# --- Encoding ---------------------------------------------------------------------------
+
+
+def encode(media_type: str, event: str, data: dict, event_id: int | None = None) -> bytes:
+    body = orjson.dumps(data)
+    if media_type == NDJSON:
+        line = {"event": event, "data": None}
+        if event_id is not None:
+            line["id"] = event_id
+        return orjson.dumps(line).replace(b'"data":null', b'"data":' + body, 1) + b"\n"
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {event}\ndata: ".encode() + body + b"\n\n"
+
+
+def keep_alive(media_type: str) -> bytes:
+    return b"\n" if media_type == NDJSON else b": keep-alive\n\n"
+
+
+def stream_response(media_type: str, events: AsyncIterator[bytes]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(events, content_type=media_type)
+    response["Cache-Control"] = "no-cache"
+    # Proxies (nginx) must pass each event on at once, not buffer the response.
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+def reconnect(media_type: str) -> bytes:
+    return encode(media_type, "reconnect", {"reason": "server stopping; reconnect"})
+
+
+# --- The match stream -------------------------------------------------------------------
+
+_public_batches: OrderedDict[tuple, list] = OrderedDict()
+_public_lock = threading.Lock()
+_PUBLIC_MAX = 2048
+
+
+def forget_public_batches() -> None:
+    with _public_lock:
+        _public_batches.clear()
+
+
+def match_batch(
+    plan: StreamPlan, since: tuple[int, str] | None, hint: tuple[int, str] | None = None
+) -> tuple[list, tuple, bool]:
+    """Return the events after ``since`` (ply, status): each new move, then the view.
+
+    Returns ``(events, (ply, status), ended)``; ``events`` is a list of
+    ``(name, id, data)``. A spectator's batches are shared by every spectator at the same
+    point (one read for all of them); ``hint`` is where the wake-up said the match is.
+    """
+    if not plan.mine:
+        progress = hint or match_progress(plan.match_id)
+        if progress is not None:
+            key = (plan.match_id, since, progress[0], progress[1])
+            found = public_batch(key)
+            if found is None:
+                found = _match_batch(plan, since)
+                with _public_lock:
+                    _public_batches[key] = found
+                    while len(_public_batches) > _PUBLIC_MAX:
+                        _public_batches.popitem(last=False)
+            return found
+    return _match_batch(plan, since)
+
+
+def public_batch(key: tuple) -> tuple[list, tuple, bool] | None:
+    """Return the spectators' batch for ``(match, since, ply, status)`` if one was read."""
+    with _public_lock:
+        return _public_batches.get(key)
+
+
+def _match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list, tuple, bool]:
+    from games.play_views import player_view
+
+    match = match_row(plan.match_id)
+    if match is None:
+        return [("end", None, {"match": plan.match_id, "status": "deleted"})], since, True
+    now = (match.ply, str(match.status))
+    if since == now:
+        return [], now, False
+    events = []
+    if since is not None and match.ply > since[0]:
+        # Up to the row read: a move committed since then comes with the next batch.
+        moves = Move.objects.filter(
+            match_id=match.pk, ply__gte=since[0], ply__lt=match.ply
+        ).order_by("ply")
+        for move in moves.values_list("ply", "seat", "move", "received_at"):
+            ply = move[0] + 1
+            data = {"match": match.pk, "ply": ply, "seat": move[1], "move": move[2],
+                    "received_at": move[3]}  # fmt: skip
+            events.append(("move", ply, data))
+    seat = None
+    if plan.mine:
+        seat = plan.requested if plan.requested is not None else (
+            match.to_move if match.to_move in plan.mine else plan.mine[0]
+        )  # fmt: skip
+    events.append(("state", match.ply, player_view(match, plan.mine, seat)))
+    ended = match.status in TERMINAL
+    if ended:
+        events.append(("end", match.ply, {
+            "match": match.pk, "status": match.status, "result": match.result,
+            "end_reason": match.end_reason,
+        }))  # fmt: skip
+    return events, now, ended
+
+
+async def run_match_stream(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
+    lease = stream_lease(plan)
+    if isinstance(lease, HttpResponse):
+        return lease
+    return stream_response(plan.media_type, _match_events(plan, lease))
+
+
+_reading: dict[tuple, asyncio.Future] = {}
+
+
+async def _shared_public_batch(plan: StreamPlan, since, hint) -> tuple[list, tuple, bool]:
+    """A spectator's batch: taken from the cache, or read once for every spectator woken
+    by the same change (they all wait on one read, not one read each)."""
+    key = (plan.match_id, since, *hint)
+    found = public_batch(key)
+    if found is not None:
+        return found
+    reading = _reading.get(key)
+    if reading is None:
+        reading = asyncio.ensure_future(live.run_sync(match_batch, plan, since, hint))
+        _reading[key] = reading
+        reading.add_done_callback(lambda _, key=key: _reading.pop(key, None))
+    # Shielded: a spectator that leaves does not cancel the read the others wait for.
+    return await asyncio.shield(reading)
+
+
+async def _match_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes]:
+    hub = live.hub()
+    waiter = hub.waiter([live.match_key(plan.match_id)])  # before the first read
+    media = plan.media_type
+    try:
+        if media == SSE:
+            yield f"retry: {SSE_RETRY_MS}\n\n".encode()
+        since = None
+        if plan.after_ply is not None:
+            since = (plan.after_ply, "")  # resume: the moves after it, then the view
+        hint = None
+        while True:
+            if hub.closing:
+                yield reconnect(media)
+                return
+            if hint is not None and not plan.mine:
+                found = await _shared_public_batch(plan, since, hint)
+            else:
+                found = await live.run_sync(match_batch, plan, since, hint)
+            events, since, ended = found
+            chunk = b"".join(encode(media, name, data, event_id) for name, event_id, data in events)
+            if chunk:
+                yield chunk
+            if ended:
+                return
+            while not await waiter.wait(settings.LIVE_KEEPALIVE):
+                yield keep_alive(media)  # nothing changed: nothing to read
+            messages = waiter.take()
+            hint = None
+            if messages and not waiter.overflowed:
+                newest = max(messages, key=lambda m: (m["ply"], m["status"] in TERMINAL))
+                hint = (newest["ply"], newest["status"])
+            waiter.overflowed = False
+    finally:
+        waiter.close()
+        lease.release()
+
+
+# --- The account stream -----------------------------------------------------------------
+
+
+def account_matches(user) -> list[dict]:
+    """Return the active matches where ``user`` holds a seat, as account-stream facts."""
+    from django.db.models import Q
+
+    rows = (
+        Match.objects.filter(status=Match.Status.ACTIVE)
+        .filter(Q(seats__user=user) | Q(seats__bot__account=user))
+        .distinct()
+        .values_list("id", "ply", "status", "to_move")
+    )
+    return [
+        {"match": match_id, "ply": ply, "status": status, "to_move": to_move, "change": "started"}
+        for match_id, ply, status, to_move in rows
+    ]
+
+
+def account_facts(user, message: dict, known: dict) -> list[tuple[str, dict]]:
+    """Return the events ``message`` (a change of one match) makes for ``user``.
+
+    ``known`` maps a match id to the last ply announced as ``your_turn`` (and remembers
+    which matches were announced as started), so nothing is said twice.
+    """
+    from games.play_views import player_view
+
+    match_id = message["match"]
+    events = []
+    first = match_id not in known
+    if message["status"] == Match.Status.WAITING:
+        return events
+    match = match_row(match_id)
+    if match is None:
+        return events
+    mine = seats_of(user, match)
+    if not mine:
+        return events
+    if first:
+        known[match_id] = None
+        events.append(("match_started", {
+            "match": match.pk, "game": match.game, "players": match.players,
+            "your_seats": mine, "started_at": match.started_at,
+        }))  # fmt: skip
+    if match.status in TERMINAL:
+        known.pop(match_id, None)
+        events.append(("match_finished", {
+            "match": match.pk, "status": match.status, "result": match.result,
+            "end_reason": match.end_reason, "your_seats": mine,
+        }))  # fmt: skip
+        return events
+    if match.to_move in mine and known.get(match_id) != match.ply:
+        known[match_id] = match.ply
+        view = player_view(match, mine, match.to_move)
+        events.append(("your_turn", {
+            "match": match.pk, "ply": match.ply, "seat": match.to_move,
+            "deadline_at": match.deadline_at, "legal_moves": view["legal_moves"],
+            "view": view["view"],
+        }))  # fmt: skip
+    return events
+
+
+def account_batch(user, messages: list[dict] | None, known: dict) -> list[tuple[str, dict]]:
+    """Events for ``messages``; with None, for every active match (opening, resync)."""
+    if messages is None:
+        messages = account_matches(user)
+    latest: dict[int, dict] = {}
+    for message in messages:  # the latest word on each match is enough
+        latest[message["match"]] = message
+    events = []
+    for message in latest.values():
+        events.extend(account_facts(user, message, known))
+    return events
+
+
+async def run_account_stream(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
+    lease = stream_lease(plan)
+    if isinstance(lease, HttpResponse):
+        return lease
+    return stream_response(plan.media_type, _account_events(plan, lease))
+
+
+async def _account_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes]:
+    hub = live.hub()
+    waiter = hub.waiter([live.account_key(plan.user.pk)])  # before the first read
+    media = plan.media_type
+    known: dict = {}
+    try:
+        if media == SSE:
+            yield f"retry: {SSE_RETRY_MS}\n\n".encode()
+        messages = None
+        while True:
+            if hub.closing:
+                yield reconnect(media)
+                return
+            events = await live.run_sync(account_batch, plan.user, messages, known)
+            chunk = b"".join(encode(media, name, data) for name, data in events)
+            if chunk:
+                yield chunk
+            while not await waiter.wait(settings.LIVE_KEEPALIVE):
+                yield keep_alive(media)  # nothing changed: nothing to read
+            messages = waiter.take()
+            if waiter.overflowed:  # messages were lost: look at every match again
+                waiter.overflowed = False
+                messages = None
+    finally:
+        waiter.close()
+        lease.release()
+
+
+# --- The long-poll ----------------------------------------------------------------------
+
+
+def _wait_over(plan: StreamPlan, progress: tuple[int, str, int | None]) -> bool:
+    ply, status, to_move = progress
+    mine_to_move = plan.requested if plan.requested is not None else to_move
+    return (
+        ply > plan.after_ply
+        or status != plan.first_status
+        or status in TERMINAL
+        or (status == Match.Status.ACTIVE and to_move in plan.mine and to_move == mine_to_move)
+    )
+
+
+def wait_answer(plan: StreamPlan) -> tuple[int, dict]:
+    from games.play_views import player_view
+
+    match = match_row(plan.match_id)
+    if match is None:
+        return 404, {"detail": "No match with this id."}
+    seat = None
+    if plan.mine:
+        seat = plan.requested if plan.requested is not None else (
+            match.to_move if match.to_move in plan.mine else plan.mine[0]
+        )  # fmt: skip
+    return 200, player_view(match, plan.mine, seat)
+
+
+async def run_wait(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + plan.timeout
+    progress = plan.extra["progress"]
+    if plan.timeout > 0 and not _wait_over(plan, progress):
+        hub = live.hub()
+        waiter = hub.waiter([live.match_key(plan.match_id)])
+        try:
+            progress = await live.run_sync(match_progress, plan.match_id)  # after subscribing
+            while progress is not None and not _wait_over(plan, progress) and not hub.closing:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                await waiter.wait(remaining)
+                messages = waiter.take()
+                if messages and not waiter.overflowed:
+                    last = messages[-1]
+                    progress = (last["ply"], last["status"], last["to_move"])
+                elif waiter.overflowed or hub.closing:
+                    waiter.overflowed = False
+                    progress = await live.run_sync(match_progress, plan.match_id)
+        finally:
+            waiter.close()
+    status, data = await live.run_sync(wait_answer, plan)
+    if status == 404:
+        return json_answer(error_body(code="not_found", message=data["detail"]), status=404)
+    return json_answer(data)
