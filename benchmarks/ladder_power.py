@@ -346,7 +346,9 @@ def main() -> None:
         print(f"| {f['shape']} | {f['policy']} | {f['runs']} | {f['median']:.0f} | "
               f"{f['q1']:.0f}-{f['q3']:.0f} | {f['wrong']:.0%} | {f['capped']} |")  # fmt: skip
     if options.json:
-        options.json.write_text(json.dumps(figures, indent=2))
+        runs = [{"shape": t[0], "policy": t[1], "seed": t[2], **o}
+                for t, o in zip(tasks, outcomes, strict=True)]  # fmt: skip
+        options.json.write_text(json.dumps({"figures": figures, "runs": runs}, indent=2))
 
 
 if __name__ == "__main__":
