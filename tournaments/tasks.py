@@ -34,7 +34,11 @@ def play_tournament_match(tournament_match_id: int) -> str:
 
 @shared_task(**PLAYS_A_MATCH)
 def play_ladder_match(match_id: int) -> str:
-    """Play a ladder match to its end and apply its rating."""
+    """Play a ladder table (its deals one after another) to its end and rate each deal.
+
+    One task for the table's N deals: a deal of built-in bots takes seconds, and N deals
+    of HTTP bots at their time limit per move stay within ``MATCH_TASK_TIME_LIMIT``.
+    """
     return ladder.ladder_match_play(match_id=match_id)
 
 
