@@ -294,7 +294,6 @@ def sequential_pair_play(*, pair_id: int) -> str:
 
 def _pair_match(pair_id: int, which: str, test: SequentialTest) -> int:
     """Return the id of the pair's ``first`` or ``second`` match, creating it once."""
-    from games.seating import SeatHolder
     from games.services import match_create
 
     with transaction.atomic():
