@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # pyproject.toml changes.
 INSTALLED := $(VENV)/.installed
 
-.PHONY: venv run test bench
+.PHONY: venv run test bench soak
 
 venv: $(INSTALLED)
 
@@ -30,3 +30,9 @@ test: venv
 # table goes to artefacts/benchmarks.md. Needs PostgreSQL and Redis on 127.0.0.1.
 bench: venv
 	$(BIN)/python -m benchmarks
+
+# The embedded arena (make run's processes) with the ladder at full speed and HTTP bots,
+# for SOAK_HOURS hours; reports crashes, matches, errors and memory (benchmarks/soak.py).
+SOAK_HOURS ?= 2
+soak: venv
+	$(BIN)/python -m benchmarks.soak --hours $(SOAK_HOURS)

@@ -11,7 +11,13 @@ class SignupSerializer(serializers.Serializer):
         r"^[\w.@+-]{2,150}$",
         help_text="2-150 letters, digits and @ . + - _",
     )
-    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    password = serializers.CharField(
+        write_only=True,
+        min_length=8,
+        style={"input_type": "password"},
+        help_text="At least 8 characters, not all digits, not a common password, not like "
+        "the username (Django's password validators; a 400 says which failed).",
+    )
     email = serializers.EmailField(required=False, default="")
 
     def validate_username(self, value: str) -> str:

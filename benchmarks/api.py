@@ -22,7 +22,7 @@ measures, ``--repeats`` times each, the shapes taking turns within every repeat:
     move at the slot, and the latency of a move ``POST`` is measured from the slot's
     scheduled time, so a server that falls behind shows its queueing delay (no
     coordinated omission). Reported: median and 99th percentile.
-(c) in-process, through ``games.services``: the cost of one move (``match_move_submit``)
+(c) in-process, through ``games.play``: the cost of one move (``match_move_submit``)
     and of one view (``match_state`` + ``view``) near ply 10 and near ply 300 of long
     Durak ``fool`` series, and, for contrast, of a view rebuilt by replaying the log.
 
@@ -187,10 +187,11 @@ def run_service_costs(samples: int = 10) -> dict:
     from django.db import connection
 
     from games.models import Match
+    from games.play import match_move_submit
     from games.rows import match_row
     from games.seating import SeatHolder
     from games.selectors import match_state
-    from games.services import match_create, match_move_submit
+    from games.services import match_create
 
     user = get_user_model().objects.create_user(username=f"series{time.time_ns()}")
     marks = (10, 300)

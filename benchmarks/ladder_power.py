@@ -29,7 +29,7 @@ The policies:
 - ``info``: pairing by information (``informative_table``), one deal per table;
 - ``after``: pairing by information, duplicate tables, rotations linked.
 
-Same seeds for every policy: run ``i`` of every policy uses seed ``i``.
+Same seeds for every policy: run ``i`` of every policy uses seed ``--first-seed + i``.
 """
 
 from __future__ import annotations
@@ -288,6 +288,7 @@ def main() -> None:
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--first-seed", type=int, default=0, help="seed of the first run")
     parser.add_argument("--decks", type=int, help="bank decks per table (default: DECKS)")
     parser.add_argument("--max-games", type=int, default=20000)
     parser.add_argument("--bootstraps", type=int, default=200)
@@ -320,7 +321,7 @@ def main() -> None:
         (shape, policy, seed, options.max_games, options.bootstraps, truths[shape])
         for shape in shapes
         for policy in policies
-        for seed in range(options.runs)
+        for seed in range(options.first_seed, options.first_seed + options.runs)
     ]
     started = time.perf_counter()
     with multiprocessing.Pool(options.processes, _init, (banks,)) as pool:
@@ -345,7 +346,9 @@ def main() -> None:
         print(f"| {f['shape']} | {f['policy']} | {f['runs']} | {f['median']:.0f} | "
               f"{f['q1']:.0f}-{f['q3']:.0f} | {f['wrong']:.0%} | {f['capped']} |")  # fmt: skip
     if options.json:
-        options.json.write_text(json.dumps(figures, indent=2))
+        runs = [{"shape": t[0], "policy": t[1], "seed": t[2], **o}
+                for t, o in zip(tasks, outcomes, strict=True)]  # fmt: skip
+        options.json.write_text(json.dumps({"figures": figures, "runs": runs}, indent=2))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ A scratch database (PostgreSQL on ``--server``, or an SQLite file) holds ``--bot
 HTTP bots of 100 owners (so the owner rule has work to do), each rated and fitted in
 every pool with random ratings and intervals. It times, ``--runs`` times:
 
-1. ``informative_table`` alone on the bots of one pool (the pure choice);
+1. ``informative_table`` alone on the bots of one pool (the pure choice), and beside it
+   ``closest_table``, the ladder's first rule, as the baseline;
 2. ``ladder_plan``: the tables of one tick over every shape in ``LADDER_TABLES``, with
    its reads (bots, fits, ratings, unfinished ladder matches);
 3. ``ladder_tick``: the plan and the first deal of each table created (no task sent).
@@ -54,7 +55,7 @@ def run(options) -> dict[str, list[float]]:
     from bots.models import Bot
     from tournaments.ladder import ladder_plan, ladder_tick
     from tournaments.models import FitEntry, Rating, RatingFit
-    from tournaments.pairing import Candidate, informative_table
+    from tournaments.pairing import Candidate, closest_table, informative_table
     from tournaments.pools import POOLS
     from tournaments.services import inline_play
 
@@ -91,9 +92,12 @@ def run(options) -> dict[str, list[float]]:
                 for bot, r, h, g in lines
             ]  # fmt: skip
 
-    figures: dict[str, list[float]] = {"informative_table": [], "ladder_plan": [],
-                                       "ladder_tick": []}  # fmt: skip
+    figures: dict[str, list[float]] = {"closest_table": [], "informative_table": [],
+                                       "ladder_plan": [], "ladder_tick": []}  # fmt: skip
     for number in range(options.runs):
+        started = time.perf_counter()
+        closest_table(candidates, 4)
+        figures["closest_table"].append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         informative_table(candidates, 4, random.Random(number))
         figures["informative_table"].append((time.perf_counter() - started) * 1000)

@@ -154,6 +154,16 @@ def distributions(pairs: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndar
     return paired / paired.sum(), unpaired
 
 
+def _selected(only: str, candidate: str, baseline: str, game: str, players: int) -> bool:
+    if not only:
+        return True
+    for case in only.split(","):
+        pair, _, shape = case.partition(":")
+        if pair == f"{candidate}-{baseline}" and shape in ("", f"{game}-{players}p"):
+            return True
+    return False
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--decks", type=int, default=400)
@@ -161,6 +171,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--only", default="", help="cases to run, e.g. strong-greedy:durak-3p,greedy-sloppy "
+        "(candidate-baseline, optionally :game-Np); all by default",
+    )
     parser.add_argument(
         "--direct", type=int, default=0, metavar="RUNS",
         help="only run RUNS tests of greedy against sloppy in 2-player Durak on games "
@@ -185,6 +199,8 @@ def main() -> None:
         for candidate, baseline in PAIRS:
             decks = options.strong_decks if "strong" in (candidate, baseline) else options.decks
             for game_name, players in SHAPES:
+                if not _selected(options.only, candidate, baseline, game_name, players):
+                    continue
                 started = time.perf_counter()
                 tasks = [(game_name, players, candidate, baseline, i) for i in range(decks)]
                 pairs = [p for out in pool.imap(play_deck, tasks, chunksize=2) for p in out]

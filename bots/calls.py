@@ -64,6 +64,11 @@ def http_turn_play(turn: BotTurn, driver: Driver) -> int:
     stays with the call). Without it, the call is made and its answer played at once.
     """
     call = _call_new(turn, driver)
+    if driver.pool and driver.claimed:
+        # The driver's own claim: the dispatch moves it on to this ply in its transaction.
+        driver.handed_off = True
+        call_dispatch(call, renew=True)
+        return 0
     if not lease_claim(turn, driver, hold_for=_call_hold(call, pooled=driver.pool)):
         return 0
     if driver.pool:
@@ -109,10 +114,12 @@ def _call_hold(call: dict, *, pooled: bool) -> float:
     return wait + call["time_limit"] + LEASE_GRACE
 
 
-def call_dispatch(call: dict) -> None:
+def call_dispatch(call: dict, *, renew: bool = False) -> None:
     """Queue the call on the I/O pool, if its owner has calls to spare; else look again in
     ``SHARE_RETRY`` seconds. Nothing is sent when the match's claim is no longer the
-    call's (the match moved on, or another driver took it after the claim lapsed)."""
+    call's (the match moved on, or another driver took it after the claim lapsed). With
+    ``renew``, the call's driver holds the claim from an earlier ply, and it is moved on
+    to the call's ply here."""
     from bots.tasks import bot_call, bot_call_dispatch
 
     now = timezone.now()
@@ -127,9 +134,11 @@ def call_dispatch(call: dict) -> None:
         )
         allowed = in_flight < settings.BOTS_CALLS_PER_OWNER
         hold = _call_hold(call, pooled=True) if allowed else SHARE_RETRY + LEASE_GRACE
-        kept = BotTurnLease.objects.filter(
-            match_id=call["match_id"], holder=call["holder"], ply=call["ply"]
-        ).update(
+        claim = BotTurnLease.objects.filter(match_id=call["match_id"], holder=call["holder"])
+        if not renew:
+            claim = claim.filter(ply=call["ply"])
+        kept = claim.update(
+            ply=call["ply"],
             calling_owner_id=call["owner_id"] if allowed else None,
             expires_at=now + timedelta(seconds=hold),
         )
@@ -174,20 +183,15 @@ def answer_play(call: dict, answer: dict) -> bool:
     took the match after the claim lapsed and asks the bot again.
     """
     from games import errors as match_errors
-    from games.services import ArenaMove, match_moves_append
+    from games.play import ArenaMove, match_moves_append
 
     if answer.get("late"):
         call_dispatch(call)
         return False
     match_id, ply, seat, bot_id = call["match_id"], call["ply"], call["seat"], call["bot_id"]
-    with transaction.atomic():
-        # The call is over: its owner's share is free again.
-        held = BotTurnLease.objects.filter(
-            match_id=match_id, holder=call["holder"], ply=ply
-        ).update(calling_owner_id=None, expires_at=timezone.now() + timedelta(seconds=LEASE_GRACE))
-    if not held:
-        return False
     if answer["fault"] is not None:
+        if not _call_end(call):
+            return False
         bot_forfeit(
             match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
             code=answer["fault"], detail=answer["detail"],
@@ -203,9 +207,13 @@ def answer_play(call: dict, answer: dict) -> bool:
         sent_at=_moment(answer["sent_at"]),
     )
     try:
-        # Not held to the match's deadline: the call itself ended within the bot's time,
-        # counted from its send, and the arena's delay before the send is not the bot's.
-        match_moves_append(match_id=match_id, ply=ply, moves=[move])
+        with transaction.atomic():
+            if not _call_end(call):
+                return False
+            # Not held to the match's deadline: the call itself ended within the bot's
+            # time, counted from its send; the arena's delay before the send is not the
+            # bot's.
+            match_moves_append(match_id=match_id, ply=ply, moves=[move])
     except match_errors.IllegalMoveError as exc:
         bot_forfeit(
             match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
@@ -220,6 +228,16 @@ def answer_play(call: dict, answer: dict) -> bool:
         with transaction.atomic():
             bot_health_record(bot_id=bot_id, ok=True)
     return True
+
+
+def _call_end(call: dict) -> bool:
+    """Mark the call over (its owner's share is free again) while its claim holds the
+    match; return False when it no longer does."""
+    claim = BotTurnLease.objects.filter(
+        match_id=call["match_id"], holder=call["holder"], ply=call["ply"]
+    )
+    grace = timezone.now() + timedelta(seconds=LEASE_GRACE)
+    return bool(claim.update(calling_owner_id=None, expires_at=grace))
 
 
 def _moment(seconds: float) -> datetime:

@@ -83,7 +83,7 @@ def bot_turns_play(
     Without it, or with tasks run eagerly, the call is made in this thread.
 
     Built-in players' moves in a row are decided in memory and appended together, up to
-    ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time (``games.services.match_moves_append``):
+    ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time (``games.play.match_moves_append``):
     the log still grows during a long match, so a match whose worker died resumes from
     it and spectators see it move.
 
@@ -164,7 +164,7 @@ def _builtin_moves_play(turn: BotTurn, driver: Driver, *, limit: int | None) -> 
     The state stays in memory from one write to the next: only this driver, holding the
     match's claim, moves in it meanwhile (a person cannot: no person's seat is to move).
     """
-    from games.services import match_moves_append
+    from games.play import match_moves_append
 
     played = 0
     per_write = settings.BOTS_BUILTIN_MOVES_PER_WRITE
@@ -198,7 +198,7 @@ def _builtin_moves_decide(turn: BotTurn, driver: Driver, count: int):
     """
     from bots.builtin import decision_rng, get_player
     from games.engine import IllegalMove
-    from games.services import ArenaMove
+    from games.play import ArenaMove
 
     state, ply, bot = turn.state, turn.ply, turn.bot
     moves: list[ArenaMove] = []
@@ -342,14 +342,18 @@ def bot_forfeit(*, match_id: int, seat: int, ply: int, bot_id: int, code: str, d
             bot_health_record(bot_id=bot_id, ok=False)
 
 
-def match_play_to_end(*, match_id: int, poll: float = 0.2) -> str:
+def match_play_to_end(*, match_id: int, poll: float = 0.2, pool: bool = False) -> str:
     """Play a match of server-side bots until it ends; return its status.
 
     ``bot_turns_play`` returns at once when another call holds the match's claim: a
     duplicate task, or a worker that died holding it. Then wait and try again, for as
     long as the match makes progress, or until the dead worker's claim lapses; give up
-    (and return "active") when nothing moved for longer than any claim lasts. Call it
-    outside any transaction.
+    (and return "active") when nothing moved for longer than any claim lasts.
+
+    With ``pool``, return "active" as soon as an HTTP bot's call is on the I/O pool (this
+    call's or another driver's): the match is played on by the pool's answers, and
+    the caller learns of its end from ``games.events`` (``Change.FINISHED``) instead of
+    holding a worker process while the bots think. Call it outside any transaction.
     """
     from games.models import Match
 
@@ -358,12 +362,21 @@ def match_play_to_end(*, match_id: int, poll: float = 0.2) -> str:
     last_ply = None
     moved_at = time.monotonic()
     while True:
-        bot_turns_play(match_id=match_id)
+        driver = _play(match_id, max_moves=None, pool=pool, holder="")
         status, ply = Match.objects.values_list("status", "ply").get(pk=match_id)
         if status != Match.Status.ACTIVE:
+            return status
+        if driver.pool and (driver.handed_off or _call_in_flight(match_id)):
             return status
         if ply != last_ply:
             last_ply, moved_at = ply, time.monotonic()
         elif time.monotonic() - moved_at > patience:
             return status
         time.sleep(poll)
+
+
+def _call_in_flight(match_id: int) -> bool:
+    """Whether an HTTP bot's call of the match is queued or in flight on the I/O pool."""
+    return BotTurnLease.objects.filter(
+        match_id=match_id, calling_owner__isnull=False, expires_at__gt=timezone.now()
+    ).exists()

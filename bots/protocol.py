@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from games.engine.moves import move_key
-
 PROTOCOL_VERSION = 1
 
 TIMESTAMP_HEADER = "X-Arena-Timestamp"
@@ -211,6 +209,10 @@ def check_move(move: Any, legal_moves: list[dict]) -> dict | None:
     engine's ``state.play`` stays the authority; this lets a caller refuse a move and
     name the fault before touching the match.
     """
+    # Imported here: the bot kit imports this module and carries no engine (only the
+    # server checks a bot's move), and the move's canonical form lives in the engine.
+    from games.engine.moves import move_key
+
     key = move_key(move)
     if key is None:
         return None

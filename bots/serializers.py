@@ -8,7 +8,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from bots.models import Bot
+from bots.models import Bot, bot_name_validator
 from games.engine import GAME_CLASSES
 
 GAME_CHOICES = list(GAME_CLASSES)
@@ -95,13 +95,15 @@ class BotRegisteredSerializer(BotSerializer):
 
 
 class BotRegisterSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=40)
+    name = serializers.CharField(max_length=40, validators=[bot_name_validator])
     kind = serializers.ChoiceField(
         choices=REGISTRABLE_KINDS,
         help_text="`http`: the arena POSTs to `url` on every turn. `client`: the bot plays "
         "through this API with its own token.",
     )
-    games = serializers.ListField(child=serializers.ChoiceField(choices=GAME_CHOICES))
+    games = serializers.ListField(
+        child=serializers.ChoiceField(choices=GAME_CHOICES), min_length=1
+    )
     url = serializers.CharField(
         max_length=500,
         required=False,
@@ -116,7 +118,7 @@ class BotRegisterSerializer(serializers.Serializer):
 
 class BotUpdateSerializer(serializers.Serializer):
     games = serializers.ListField(
-        child=serializers.ChoiceField(choices=GAME_CHOICES), required=False
+        child=serializers.ChoiceField(choices=GAME_CHOICES), required=False, min_length=1
     )
     url = serializers.CharField(max_length=500, required=False)
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True)

@@ -104,6 +104,23 @@ def bot_answer_play(call: dict, answer: dict) -> None:
             play_bot_turns.delay(call["match_id"])
 
 
+@shared_task(ignore_result=True)
+def resume_abandoned_turns() -> int:
+    """Hand to a driver again every arena turn whose driver died (no live claim, no move
+    for ``BOTS_TURN_ABANDONED_AFTER`` seconds); return how many. Run by beat every 10 s
+    (bots migration 0008), so such a match is taken up within about 30 s, whatever its
+    move time limit."""
+    from django.conf import settings
+    from django.utils import timezone
+
+    from bots.selectors import arena_turns_abandoned
+
+    turns = arena_turns_abandoned(now=timezone.now(), after=settings.BOTS_TURN_ABANDONED_AFTER)
+    for match_id, ply in turns:
+        match_turn_started.delay(match_id, ply)
+    return len(turns)
+
+
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def ping_bot(bot_id: int) -> None:
     """Ping an HTTP bot and record its health; other bots and unknown ids are skipped."""

@@ -80,7 +80,7 @@ def bot_version_reported(*, bot_id: int, label: str) -> BotVersion | None:
     except ValidationError:
         return None
     with transaction.atomic():
-        bot = Bot.objects.select_for_update().select_related("version").get(pk=bot_id)
+        bot = Bot.objects.select_for_update(of=("self",)).select_related("version").get(pk=bot_id)
         if bot.version is not None and bot.version.label == label:
             return bot.version
         known = BotVersion.objects.filter(bot=bot, label=label).first()

@@ -28,6 +28,7 @@ from bots.serializers import (
     BotVersionSerializer,
     OpponentRecordSerializer,
 )
+from cardserver.filters import BooleanFilter
 
 
 class IsOwnerOrReadOnly(permissions.BasePermission):
@@ -52,8 +53,8 @@ class BotFilter(django_filters.FilterSet):
         method="filter_game",
         help_text="Bots that play this game.",
     )
-    enabled = django_filters.BooleanFilter()
-    healthy = django_filters.BooleanFilter()
+    enabled = BooleanFilter()
+    healthy = BooleanFilter()
     account = django_filters.ChoiceFilter(
         choices=[("me", "me")],
         method="filter_account",

@@ -1,6 +1,6 @@
 """Project middleware: log lines' match id, the request body limit, a database that is down,
-paths with a NUL character, and the browser's middleware kept off API requests that carry
-no cookie.
+paths with a NUL character, repeated or empty query parameters, and the browser's
+middleware kept off API requests that carry no cookie.
 
 A client of the API (a bot, a script) sends ``Authorization: Token ...`` and no cookie:
 no session, flash message or session user can concern its requests, yet Django's
@@ -144,6 +144,36 @@ class NulPathMiddleware(BothModes):
     def handle(self, request: HttpRequest) -> HttpResponse | None:
         if "\x00" in request.path:
             raise Http404("No such page: its path holds a NUL character.")
+        return None
+
+
+class QueryParameterMiddleware(BothModes):
+    """Answer 400 for an API request that gives a query parameter twice, or empty.
+
+    Every query parameter of the API takes one value (the schema says so); Django would
+    read the last of several, and the filters take an empty one for none at all, so
+    ``?seat=0&seat=1`` or ``?finished_before=`` would be answered as if the client had
+    asked something else.
+    """
+
+    def handle(self, request: HttpRequest) -> HttpResponse | None:
+        if request.path.startswith(API_PREFIX) and request.GET:
+            errors = {}
+            for name, values in request.GET.lists():
+                if len(values) > 1:
+                    errors[name] = ["Given more than once."]
+                elif values == [""]:
+                    errors[name] = ["Empty: give a value, or leave the parameter out."]
+            if errors:
+                return JsonResponse(
+                    error_body(
+                        code="invalid",
+                        message="Give each query parameter once, with a value: "
+                        f"{', '.join(sorted(errors))}.",
+                        detail=errors,
+                    ),
+                    status=400,
+                )
         return None
 
 

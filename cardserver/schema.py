@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse
 from rest_framework import serializers
+from rest_framework.negotiation import DefaultContentNegotiation
 
 
 class ErrorDetailSerializer(serializers.Serializer):
@@ -48,8 +49,8 @@ def error_example(name: str, status: int, code: str, message: str, detail=None) 
 
 # Answers any API operation can give, whatever its view documents: a malformed request,
 # a bad token, a refused permission (or CSRF check of a session), a missing object or page,
-# an oversized body (cardserver.middleware), a rate limit (cardserver.throttling), a
-# database that does not answer (cardserver.api).
+# an oversized body (cardserver.middleware), a body that is not JSON, a rate limit
+# (cardserver.throttling), a database that does not answer (cardserver.api).
 COMMON_ERRORS = {
     "400": "Invalid input (`invalid`, with the field errors in `detail`) or a body that is "
     "not JSON (`parse_error`).",
@@ -57,6 +58,7 @@ COMMON_ERRORS = {
     "403": "Not allowed (`permission_denied`).",
     "404": "No such object, or no such page of a list (`not_found`).",
     "413": "A request body over `API_MAX_BODY_SIZE` bytes (`request_too_large`).",
+    "415": "A request body that is not `application/json` (`unsupported_media_type`).",
     "429": "Too many requests (`throttled`): `detail.retry_after` and the `Retry-After` "
     "header say when to try again.",
     "503": "The database is not answering (`database_unavailable`): try again after "
@@ -88,4 +90,34 @@ def add_common_errors(result: dict, generator, request, public) -> dict:
                     responses[status] = {"content": error, "description": description}
                     if status in ("429", "503"):
                         responses[status]["headers"] = retry_after
+            # The web server's own answer, before the application sees the request: its
+            # body is the server's (not the API's error body).
+            responses.setdefault("414", {"description": URI_TOO_LONG})
+    return result
+
+
+URI_TOO_LONG = "A URL longer than the web server reads (a few kilobytes)."
+
+
+class FormatParameterNegotiation(DefaultContentNegotiation):
+    """``?format=json`` or ``?format=yaml`` picks the schema's renderer.
+
+    DRF's own ``?format=`` (``URL_FORMAT_OVERRIDE``) is off for the whole API, since the
+    archive has a filter of that name; the schema view alone keeps the parameter.
+    """
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        chosen = format_suffix or request.query_params.get("format")
+        return super().select_renderer(request, renderers, chosen)
+
+
+def query_values_required(result: dict, generator, request, public) -> dict:
+    """drf-spectacular postprocessing hook: a string query parameter has at least one
+    character, since the API refuses an empty one (cardserver.middleware)."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                if parameter.get("in") == "query" and schema.get("type") == "string":
+                    schema.setdefault("minLength", 1)
     return result

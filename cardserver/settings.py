@@ -108,6 +108,7 @@ MIDDLEWARE = [
     "cardserver.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "cardserver.middleware.NulPathMiddleware",
+    "cardserver.middleware.QueryParameterMiddleware",
     "cardserver.middleware.RequestBodyLimitMiddleware",
     "cardserver.middleware.MatchContextMiddleware",
     "cardserver.middleware.WhiteNoiseMiddleware",
@@ -254,13 +255,14 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    # DRF's parsers, the JSON one refusing JSON nested too deep (cardserver/renderers.py).
-    "DEFAULT_PARSER_CLASSES": [
-        "cardserver.renderers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # Request bodies are JSON (415 otherwise), as the schema says: a form would turn "0"
+    # into false. The parser refuses JSON nested too deep (cardserver/renderers.py).
+    "DEFAULT_PARSER_CLASSES": ["cardserver.renderers.JSONParser"],
     "EXCEPTION_HANDLER": "cardserver.api.exception_handler",
+    # No ?format= chooses a renderer: the archive's filter of that name (?format=deal or
+    # fool) would be taken for one and answered 404. The schema's ?format=json is its own
+    # view's (cardserver/schema.py).
+    "URL_FORMAT_OVERRIDE": None,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Rates per scope below; cardserver/throttling.py says which requests count where.
     "DEFAULT_THROTTLE_CLASSES": ["cardserver.throttling.ArenaThrottle"],
@@ -327,6 +329,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "cardserver.schema.add_common_errors",
+        "cardserver.schema.query_values_required",
     ],
     # Choice sets that share a field name get a name of their own.
     "ENUM_NAME_OVERRIDES": {
@@ -483,6 +486,10 @@ BOTS_CALLS_PER_OWNER = int(os.environ.get("BOTS_CALLS_PER_OWNER") or 100)
 # Seconds a queued call may wait for a thread of the pool; one not sent by then is queued
 # anew (the match's claim covers this wait, the bot's time and a grace).
 BOTS_CALL_SEND_WITHIN = float(os.environ.get("BOTS_CALL_SEND_WITHIN") or 10.0)
+# Seconds an arena turn may go with no move and no live driver claim before beat's
+# bots.tasks.resume_abandoned_turns (every 10 s) hands it to a driver again: a driver
+# that died lets go of its claim within seconds, and its match is taken up within ~30 s.
+BOTS_TURN_ABANDONED_AFTER = float(os.environ.get("BOTS_TURN_ABANDONED_AFTER") or 15.0)
 
 # --- Tournaments and ratings -----------------------------------------------------------
 

@@ -9,6 +9,7 @@ from drf_spectacular.views import (
 )
 
 from cardserver import views
+from cardserver.schema import FormatParameterNegotiation
 
 api_v1 = [
     # First: a playing client's every request is a match URL, and Django tries the
@@ -17,7 +18,13 @@ api_v1 = [
     path("health/", views.health, name="api-health"),
     # The API's description is the same for everyone and reads no data: not rate-limited,
     # so that it is there when the database (which holds the counters) is not.
-    path("schema/", SpectacularAPIView.as_view(throttle_classes=[]), name="api-schema"),
+    path(
+        "schema/",
+        SpectacularAPIView.as_view(
+            throttle_classes=[], content_negotiation_class=FormatParameterNegotiation
+        ),
+        name="api-schema",
+    ),
     path(
         "docs/",
         SpectacularSwaggerView.as_view(url_name="api-schema", throttle_classes=[]),

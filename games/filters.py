@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q
 from django_filters.fields import IsoDateTimeField
 
+from cardserver.filters import BooleanFilter, IntegerFilter
 from games.models import Match, Seat
 
 
@@ -37,8 +38,8 @@ class MatchFilter(django_filters.FilterSet):
     game = django_filters.ChoiceFilter(choices=Match.Game.choices)
     format = django_filters.ChoiceFilter(choices=Match.Format.choices)
     status = django_filters.ChoiceFilter(choices=Match.Status.choices)
-    players = django_filters.NumberFilter()
-    rated = django_filters.BooleanFilter()
+    players = IntegerFilter()
+    rated = BooleanFilter()
     user = django_filters.CharFilter(
         method="filter_user", label="Username of a player (directly or through a client bot)."
     )
@@ -49,7 +50,7 @@ class MatchFilter(django_filters.FilterSet):
         method="filter_bot",
         label="A second bot's name or id: with `bot`, the matches in which both played.",
     )
-    loser = django_filters.NumberFilter(label="Seat index of the loser.")
+    loser = IntegerFilter(label="Seat index of the loser.")
     result = django_filters.ChoiceFilter(
         method="filter_result",
         choices=[("decided", "decided"), ("drawn", "drawn")],

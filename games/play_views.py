@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 from cardserver.api import error_body
 from cardserver.renderers import JSONParser, JSONRenderer
 from cardserver.schema import error_example, error_responses
-from games import errors, live, services
+from games import errors, live, play, services
 from games.api import (
     MATCH_ID,
     NOT_AUTHENTICATED,
@@ -53,7 +53,7 @@ DEFAULT_WAIT = 25.0
 
 SEAT_PARAMETER = OpenApiParameter(
     "seat",
-    OpenApiTypes.INT,
+    {"type": "integer", "minimum": 0},
     description="Your seat, when you hold several; default: your seat to move, else your lowest.",
 )
 
@@ -106,7 +106,7 @@ def player_view(match: Match, mine: list[int], seat: int | None, *, store: bool 
     }
 
 
-def _move_outcome(outcome: services.MoveOutcome) -> dict:
+def _move_outcome(outcome: play.MoveOutcome) -> dict:
     """Return the answer to a move: the shape of ``MoveOutcomeSerializer``, built directly."""
     move = outcome.move
     return {
@@ -342,7 +342,7 @@ class MatchMoveView(MatchErrorsMixin, APIView):
             to_move = Match.objects.filter(pk=pk).values_list("to_move", flat=True).first()
         else:
             to_move = None
-        outcome = services.match_move_submit(
+        outcome = play.match_move_submit(
             match_id=pk,
             seat=my_seat(mine, requested, to_move),
             ply=data["ply"],

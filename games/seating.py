@@ -36,6 +36,12 @@ class SeatedBot(Protocol):
     # The bot's current version (``bots.BotVersion``), which the seat records.
     version_id: int | None
 
+    @property
+    def played_by_arena(self) -> bool: ...  # the arena makes its moves (no client calls in)
+
+    @property
+    def open_matches_capped(self) -> bool: ...  # its open matches count against a cap
+
 
 @dataclass(frozen=True, slots=True)
 class SeatHolder:

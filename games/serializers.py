@@ -11,7 +11,14 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from games.engine import GAME_CLASSES
 from games.models import Match, Seat
+
+# What any game allows, from the engine's GameInfo; the engine checks the game's own range.
+_INFOS = [game.INFO for game in GAME_CLASSES.values()]
+MIN_PLAYERS = min(info.min_players for info in _INFOS)
+MAX_PLAYERS = max(info.max_players for info in _INFOS)
+DECK_SIZES = sorted({size for info in _INFOS for size in info.deck_sizes})
 
 CARD = r"^[6-9TJQKA][SHDC]$"
 MAX_TIMEOUT = 30.0
@@ -69,9 +76,9 @@ class SeatSpecSerializer(serializers.Serializer):
 
 class MatchCreateSerializer(serializers.Serializer):
     game = serializers.ChoiceField(choices=Match.Game.choices)
-    players = serializers.IntegerField(min_value=2, max_value=5)
+    players = serializers.IntegerField(min_value=MIN_PLAYERS, max_value=MAX_PLAYERS)
     deck_size = serializers.ChoiceField(
-        choices=[32, 36], required=False, help_text="Default: 36 for Durak, 32 for Volynshchik."
+        choices=DECK_SIZES, required=False, help_text="Default: 36 for Durak, 32 for Volynshchik."
     )
     format = serializers.ChoiceField(choices=Match.Format.choices, default=Match.Format.DEAL)
     rated = serializers.BooleanField(default=False)
@@ -117,11 +124,23 @@ class SeatChoiceSerializer(serializers.Serializer):
 # --- Moves ------------------------------------------------------------------------------
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"type": "string"}},
+        "additionalProperties": True,
+    }
+)
+class MoveField(serializers.JSONField):
+    """A move: a JSON object with a ``type`` (its other keys are the game's, see /games/)."""
+
+
 class MoveSubmitSerializer(serializers.Serializer):
     ply = serializers.IntegerField(
         min_value=0, help_text="The ply this move answers: `ply` of your view."
     )
-    move = serializers.JSONField(
+    move = MoveField(
         help_text=(
             'A move of the game\'s vocabulary, e.g. `{"type": "attack", "cards": ["8C"]}` '
             "(see /api/v1/games/)."
@@ -284,6 +303,12 @@ class ReplaySerializer(serializers.Serializer):
     )
     result = serializers.JSONField(allow_null=True)
     end_reason = serializers.CharField(allow_blank=True)
+    forfeit_seat = serializers.IntegerField(
+        allow_null=True, help_text="The seat that forfeited (timed out, resigned, ...), if any."
+    )
+    forfeit_reason = serializers.CharField(
+        allow_blank=True, help_text="What the forfeiting seat did, for a forfeited match."
+    )
     steps = ReplayStepSerializer(many=True)
 
 

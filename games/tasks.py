@@ -13,7 +13,7 @@ The clock of a match is kept by three things, each enough on its own while it wo
 - ``sweep_overdue_matches``, run by Celery beat every few seconds: forfeits every active
   match whose deadline passed, for the watches that were lost (a broker flushed, a
   worker killed).
-- ``games.services.match_move_submit``: a move that comes after its deadline (plus a
+- ``games.play.match_move_submit``: a move that comes after its deadline (plus a
   grace) loses on time instead of being played.
 
 A seat the arena plays (an HTTP or built-in bot) is on the bot driver's clock: the watch

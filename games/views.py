@@ -270,6 +270,8 @@ class MatchReplayView(MatchErrorsMixin, APIView):
             decks=match_decks(match) if complete else None,
             result=match.result,
             end_reason=match.end_reason,
+            forfeit_seat=match.forfeit_seat,
+            forfeit_reason=match.forfeit_reason,
             steps=match_replay_steps(match, only=only),
         )
         return Response(ReplaySerializer(document).data)

@@ -15,9 +15,10 @@ from rest_framework.test import APIClient
 
 from games.engine.cards import deck_cards
 from games.models import Match
+from games.play import match_move_submit
 from games.seating import SeatHolder
 from games.selectors import match_state
-from games.services import match_create, match_move_submit
+from games.services import match_create
 
 
 def token_client(user) -> APIClient:

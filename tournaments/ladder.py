@@ -201,7 +201,14 @@ def _ladder_deal_play(match_id: int) -> str:
             entry.save(update_fields=["attempts"])
             if entry.attempts > settings.TOURNAMENT_MAX_ATTEMPTS:
                 matches_abort(match_ids=[match_id], reason="aborted")
-    match_play_to_end(match_id=match_id)
+    match_play_to_end(match_id=match_id, pool=True)
+    return ladder_match_record(match_id=match_id)
+
+
+def ladder_match_record(*, match_id: int) -> str:
+    """Apply a finished ladder match's rating and pause a bot that keeps forfeiting; return
+    the match's status. Safe to call again: both happen once. A match still in play (HTTP
+    bots on the I/O pool) is recorded when it ends (``tournaments.tasks``)."""
     match = Match.objects.get(pk=match_id)
     if match.status == Match.Status.FINISHED:
         ratings_apply_match(match_id=match_id)

@@ -4,11 +4,12 @@ The truth is in these rows; Celery only moves the work along. A tournament's mat
 created with the tournament (``TournamentMatch``, one row per scheduled match, linked to
 its ``games.Match`` once that exists), so progress is a count and a crash loses nothing.
 
-Ratings are kept per *pool* (``tournaments.pools``): 2-, 3- and 4-player Durak and Volynshchik are
-four pools. ``RatedMatch`` is the ledger: one row per rated match whose result has been
-applied, numbered in the order they were applied; ``RatingChange`` holds each bot's
-rating before and after. Their unique constraints are what make applying a match happen
-at most once; ``tournaments.ratings.ratings_apply_match`` makes it happen at least once.
+Ratings are kept per *pool* (``tournaments.pools``): one per game and number of players
+(Durak for 2 to 4, Volynshchik for 2 to 5). ``RatedMatch`` is the ledger: one row per
+rated match whose result has been applied, numbered in the order they were applied;
+``RatingChange`` holds each bot's rating before and after. Their unique constraints are
+what make applying a match happen at most once; ``tournaments.ratings.ratings_apply_match``
+makes it happen at least once.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from games.engine import load_game
 from games.engine.cards import shuffled_deck
 from games.errors import MatchError
 from games.models import Match
+from games.seating import SeatHolder
 from tournaments import sprt
 from tournaments.models import SequentialPair, SequentialTest
 from tournaments.schedule import deck_seed
@@ -306,7 +307,7 @@ def _pair_match(pair_id: int, which: str, test: SequentialTest) -> int:
         deck = shuffled_deck(deck_seed(test.seed, pair.deck), game.deck_size)
         match = match_create(
             creator=test.created_by, game=test.game, players=test.players,
-            seats=[{"bot": bots[bot_id]} for bot_id in seats], rated=False, dealer=0,
+            seats=[SeatHolder(bot=bots[bot_id]) for bot_id in seats], rated=False, dealer=0,
             move_time_limit=test.move_time_limit, decks=[deck], decks_trusted=True,
             notify=False,
         )  # fmt: skip

@@ -221,23 +221,23 @@ def tournament_match_play(*, tournament_match_id: int) -> str:
         match_id = _tournament_match_claim(tournament_match_id)
     except MatchError as exc:
         # The match cannot be created (say, an entrant was disabled since the start).
-        return _tournament_match_record(tournament_match_id, error=f"not created: {exc}")
+        return tournament_match_record(tournament_match_id, error=f"not created: {exc}")
     if match_id is _GIVE_UP:
-        return _tournament_match_record(
+        return tournament_match_record(
             tournament_match_id,
             error=f"gave up after {settings.TOURNAMENT_MAX_ATTEMPTS} attempts",
         )
     if match_id is None:
         return TournamentMatch.objects.values_list("status", flat=True).get(pk=tournament_match_id)
     try:
-        match_play_to_end(match_id=match_id)
+        match_play_to_end(match_id=match_id, pool=True)
     except Exception as exc:
         # A bug in a built-in player or the engine: give the match up rather than retry.
         logger.exception(
             "tournament match %s failed", tournament_match_id, extra={"match_id": match_id}
         )
-        return _tournament_match_record(tournament_match_id, error=repr(exc)[:500])
-    return _tournament_match_record(tournament_match_id)
+        return tournament_match_record(tournament_match_id, error=repr(exc)[:500])
+    return tournament_match_record(tournament_match_id)
 
 
 def tournament_play_inline(
@@ -327,8 +327,12 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
     return match_create(**options, rated=tournament.rated, decks=decks, decks_trusted=True)
 
 
-def _tournament_match_record(tournament_match_id: int, *, error: str = "") -> str:
+def tournament_match_record(tournament_match_id: int, *, error: str = "") -> str:
     """Record how a tournament match ended, and move the tournament on; return its status.
+
+    Safe to call again (a match recorded already is left as it is): the task that played
+    the match calls it, and so does ``tournaments.tasks.match_ended_handle`` for a match
+    that HTTP bots finished on the I/O pool after that task returned.
 
     With ``error``, or when its attempts are used up, an unfinished match is aborted.
     """

@@ -11,6 +11,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from games.events import Change, MatchChanged
 from tournaments import ladder, ratings, sequential, services
 from tournaments.pools import POOLS
 
@@ -33,7 +34,11 @@ def play_tournament_match(tournament_match_id: int) -> str:
 
 @shared_task(**PLAYS_A_MATCH)
 def play_ladder_match(match_id: int) -> str:
-    """Play a ladder match to its end and apply its rating."""
+    """Play a ladder table (its deals one after another) to its end and rate each deal.
+
+    One task for the table's N deals: a deal of built-in bots takes seconds, and N deals
+    of HTTP bots at their time limit per move stay within ``MATCH_TASK_TIME_LIMIT``.
+    """
     return ladder.ladder_match_play(match_id=match_id)
 
 
@@ -88,3 +93,45 @@ def play_sequential_pair(pair_id: int) -> str:
     timeout still outlasts every task; a pair that runs out is played on (its matches
     resume from their logs) by the task sent again, up to TOURNAMENT_MAX_ATTEMPTS."""
     return sequential.sequential_pair_play(pair_id=pair_id)
+
+
+def match_ended_handle(event: MatchChanged) -> None:
+    """Record a tournament or ladder match that HTTP bots finished on the I/O pool.
+
+    Subscribed to ``games.events`` in ``TournamentsConfig.ready()``. The task that plays a
+    match records it itself when the match ends in its hands; a match with an HTTP bot
+    goes on on the I/O pool after that task returned (``bots.driver.match_play_to_end``),
+    and its end is recorded here. Matches without an HTTP bot cost one query; with tasks
+    run eagerly (the pool is not used then) nothing is done.
+    """
+    from bots.models import Bot
+    from cardserver.celery import app
+    from games.models import Seat
+    from tournaments.models import LadderMatch, TournamentMatch
+
+    if event.change != Change.FINISHED or app.conf.task_always_eager:
+        return
+    if not Seat.objects.filter(match_id=event.match_id, bot__kind=Bot.Kind.HTTP).exists():
+        return
+    tm_id = (
+        TournamentMatch.objects.filter(match_id=event.match_id)
+        .exclude(status__in=TournamentMatch.DONE)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if tm_id is not None:
+        record_tournament_match.delay(tm_id)
+    elif LadderMatch.objects.filter(match_id=event.match_id).exists():
+        record_ladder_match.delay(event.match_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def record_tournament_match(tournament_match_id: int) -> str:
+    """Record a tournament match that ended and move its tournament on (once)."""
+    return services.tournament_match_record(tournament_match_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def record_ladder_match(match_id: int) -> None:
+    """Apply a finished ladder match's rating and check its forfeits (once)."""
+    ladder.ladder_match_record(match_id=match_id)

@@ -7,6 +7,7 @@ or staff may start and cancel it.
 
 from __future__ import annotations
 
+import django_filters
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, permissions, status
@@ -15,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from bots.models import Bot
+from cardserver.filters import BooleanFilter
 from tournaments import selectors, services
 from tournaments.models import Tournament
 from tournaments.pools import POOLS
@@ -31,11 +33,19 @@ def _tournaments():
     return Tournament.objects.select_related("created_by").prefetch_related("entries__bot")
 
 
+class TournamentFilter(django_filters.FilterSet):
+    rated = BooleanFilter()
+
+    class Meta:
+        model = Tournament
+        fields = ["status", "game", "rated"]
+
+
 class TournamentListView(generics.ListCreateAPIView):
     """List tournaments, newest first, with their progress; create one."""
 
     serializer_class = TournamentSerializer
-    filterset_fields = ["status", "game", "rated"]
+    filterset_class = TournamentFilter
 
     def get_queryset(self):
         return _tournaments()

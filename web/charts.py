@@ -19,7 +19,10 @@ POOL_COLOURS = {
     "durak-2p": "#0072b2",
     "durak-3p": "#d55e00",
     "durak-4p": "#009e73",
-    "volynshchik": "#cc79a7",
+    "volynshchik-2p": "#cc79a7",
+    "volynshchik-3p": "#e69f00",
+    "volynshchik-4p": "#56b4e9",
+    "volynshchik-5p": "#000000",
 }
 FALLBACK_COLOUR = "#555555"
 # The bot page shows two charts side by side: a narrower drawing keeps its text readable.

@@ -32,8 +32,9 @@ ATTACK, DEFEND = 0, 1
 PHASE_NAMES = ("attack", "defend", "over")
 OPENINGS = ("lowest_trump", "dealer_left")
 HAND_SIZE = 6
-RANK_MASKS: tuple[int, ...] = tuple(
-    sum(1 << (suit * 9 + rank) for suit in range(4)) for rank in range(9)
+# SAME_RANK[card]: every card of card's rank (itself included), the cards one attack may hold.
+SAME_RANK: tuple[int, ...] = tuple(
+    sum(1 << (suit * 9 + rank_of(card)) for suit in range(4)) for card in range(36)
 )
 
 INFO = GameInfo(
@@ -247,7 +248,7 @@ class DurakState(DealState):
         moves = []
         rest = hand
         while rest:
-            rank_mask = RANK_MASKS[rank_of((rest & -rest).bit_length() - 1)]
+            rank_mask = SAME_RANK[(rest & -rest).bit_length() - 1]
             rest &= ~rank_mask
             group = hand & rank_mask
             options = _ATTACK_OPTIONS.get((group, limit))
@@ -332,7 +333,7 @@ class DurakState(DealState):
                 f"illegal move: seat {self._attacker} does not hold "
                 f"{' '.join(names(mask & ~hand))}"
             )
-        if mask & ~RANK_MASKS[rank_of((mask & -mask).bit_length() - 1)]:
+        if mask & ~SAME_RANK[(mask & -mask).bit_length() - 1]:
             raise IllegalMove(
                 "illegal move: several attack cards must all be of one rank (Durak rule 4)"
             )

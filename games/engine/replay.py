@@ -70,9 +70,14 @@ def replay_document(
     result: dict | None,
     end_reason: str,
     steps: list[dict],
+    forfeit_seat: int | None = None,
+    forfeit_reason: str = "",
     seats: list[str] | None = None,
 ) -> dict[str, Any]:
     """Return the replay document around ``steps`` (from ``replay_steps``).
+
+    ``forfeit_seat`` and ``forfeit_reason`` say who lost by forfeit and why (a timeout, a
+    resignation, a bot's fault), when the match did not end by the rules.
 
     ``seats`` (the players' names, by seat) is an addition of the local arena's files,
     which the viewer shows when present; the API leaves it out.
@@ -87,6 +92,8 @@ def replay_document(
         "decks": decks,
         "result": result,
         "end_reason": end_reason,
+        "forfeit_seat": forfeit_seat,
+        "forfeit_reason": forfeit_reason,
         "steps": steps,
     }
     if seats is not None:

@@ -216,9 +216,10 @@ class VolynshchikState(DealState):
         natural = hand & HIGHER[top]
         covers = natural
         if self._declared >> seat & 1:
-            trump = suit_of(self._reserves[seat])
-            if suit_of(top) != trump:
-                covers |= hand & SUIT_MASKS[trump]
+            trumps = SUIT_MASKS[suit_of(self._reserves[seat])]
+            # On his own trump suit only a higher card covers, and that one is natural.
+            if not trumps >> top & 1:
+                covers |= hand & trumps
         return covers, natural
 
     def _legal(self) -> list[dict]:

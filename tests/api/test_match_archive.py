@@ -65,6 +65,10 @@ def test_archive_lists_matches_newest_first_with_seats(archive, api_client):
         ("rated=true", {"finished"}),
         ("players=3", {"playing"}),
         ("end_reason=forfeit", {"finished"}),
+        # The filter, not DRF's choice of renderer (URL_FORMAT_OVERRIDE is off).
+        ("format=deal", {"finished", "playing", "waiting"}),
+        ("format=fool", set()),
+        ("format=deal&game=durak&status=waiting", {"waiting"}),
     ],
 )
 def test_archive_filters(archive, api_client, query, expected):

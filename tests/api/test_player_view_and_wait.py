@@ -8,9 +8,9 @@ import time
 import pytest
 from django.db import connection
 
+from games.play import match_move_submit
 from games.seating import SeatHolder
 from games.serializers import MoveOutcomeSerializer, PlayerViewSerializer
-from games.services import match_move_submit
 from tests.api.conftest import DUEL_DECK
 from tests.matches import start_match, token_client
 

@@ -107,6 +107,23 @@ def test_finished_match_verifies(finished, api_client):
     assert body["problems"] == []
 
 
+def test_replay_of_a_forfeited_match_says_who_forfeited_and_why(user_factory, api_client):
+    match = start_match([user_factory(), user_factory()])
+    match_forfeit(match_id=match.pk, seat=1, code="timeout", detail="seat 1 ran out of time")
+
+    body = replay(api_client, match).json()
+
+    assert (body["end_reason"], body["forfeit_seat"], body["forfeit_reason"]) == (
+        "timeout", 1, "seat 1 ran out of time",
+    )  # fmt: skip
+
+
+def test_replay_of_a_match_finished_by_the_rules_has_no_forfeit(finished, api_client):
+    body = replay(api_client, finished).json()
+
+    assert (body["forfeit_seat"], body["forfeit_reason"]) == (None, "")
+
+
 def test_forfeited_fool_series_verifies_with_the_deck_of_every_deal(user_factory, api_client):
     match = play_random_moves(start_match([user_factory(), user_factory()], format="fool"), 150)
     match_forfeit(match_id=match.pk, seat=0, code="forfeit", detail="test")

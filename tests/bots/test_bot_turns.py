@@ -20,9 +20,10 @@ from bots.kit.serve import load_strategy
 from bots.models import Bot, BotTurnLease
 from bots.protocol import MAX_RESPONSE_BYTES, verify_headers
 from games.models import Match, Move
+from games.play import match_move_submit
 from games.seating import SeatHolder
 from games.selectors import match_state, match_states, match_verification
-from games.services import match_create, match_move_submit
+from games.services import match_create
 from tests.bots.conftest import reply
 
 SECRET = "match-bot-secret"
@@ -546,10 +547,10 @@ def test_driver_sends_no_turn_notice_for_the_moves_it_plays_itself(
 def test_driver_started_again_while_it_plays_returns_at_once_without_a_query(
     user, builtin, transactional_db, monkeypatch
 ):
-    from games import services as match_services
+    from games import play
 
     match = new_match(user, [builtin["random"], builtin["greedy"]])
-    append = match_services.match_moves_append
+    append = play.match_moves_append
     inner = []
 
     def start_again_then_append(*, match_id, ply, moves):
@@ -560,7 +561,7 @@ def test_driver_started_again_while_it_plays_returns_at_once_without_a_query(
         inner.append(len(queries.captured_queries))
         return append(match_id=match_id, ply=ply, moves=moves)
 
-    monkeypatch.setattr(match_services, "match_moves_append", start_again_then_append)
+    monkeypatch.setattr(play, "match_moves_append", start_again_then_append)
 
     driver.bot_turns_play(match_id=match.pk)
 
@@ -629,3 +630,49 @@ def test_forfeit_shows_in_the_match_archive_and_replay(
     assert [m["id"] for m in listed["results"]] == [match.pk]
     assert replay["end_reason"] == "http_status"
     assert replay["complete"] is True
+
+
+def test_arena_turn_whose_driver_died_is_handed_over_again_and_a_live_one_is_not(
+    user, builtin, settings, monkeypatch
+):
+    from bots import tasks as bot_tasks
+
+    settings.BOTS_TURN_ABANDONED_AFTER = 15.0
+    dead, alive = (new_match(user, [builtin["random"], builtin["greedy"]]) for _ in range(2))
+    long_ago = timezone.now() - timedelta(seconds=20)
+    Match.objects.filter(pk__in=[dead.pk, alive.pk]).update(turn_started_at=long_ago)
+    # The dead driver's claim lapsed; the live one's runs on.
+    BotTurnLease.objects.create(match=dead, holder="dead", ply=0, expires_at=long_ago)
+    BotTurnLease.objects.create(
+        match=alive, holder="alive", ply=0, expires_at=timezone.now() + timedelta(seconds=5)
+    )
+    sent = []
+    monkeypatch.setattr(bot_tasks.match_turn_started, "delay", lambda *args: sent.append(args))
+
+    assert bot_tasks.resume_abandoned_turns() == 1
+
+    assert sent == [(dead.pk, 0)]
+
+
+def test_call_that_waited_past_its_send_by_is_not_sent_but_queued_anew(
+    user, builtin, http_bot, http_bot_record, monkeypatch
+):
+    from bots import calls, tasks
+
+    url, server = http_bot(answer_500)
+    web = http_bot_record(url)
+    match = new_match(user, [builtin["random"], web], time_limit=5.0)
+    play_until_seat_to_move(match, 1)
+    queued = []
+    monkeypatch.setattr(calls, "pool_enabled", lambda: True)
+    monkeypatch.setattr(tasks.bot_call, "apply_async", lambda args, queue: queued.append(args[0]))
+    driver.bot_turns_play(match_id=match.pk, pool=True)
+    (call,) = queued
+
+    late = calls.call_make({**call, "send_by": time.time() - 1})
+    calls.answer_play(call, late)
+
+    assert late == {"late": True} and server.requests == []
+    assert len(queued) == 2 and queued[1]["queued_at"] == call["queued_at"]
+    match.refresh_from_db()
+    assert match.status == Match.Status.ACTIVE and match.forfeit_seat is None

@@ -290,3 +290,25 @@ def test_sample_bot_command_plays_a_move():
         process.terminate()
         process.wait(timeout=10)
         process.stderr.close()
+
+
+def test_kit_bot_side_runs_on_the_standard_library_alone(tmp_path):
+    # The bot's side (bots.kit.server, bots.kit.serve and the protocol they import), copied
+    # out of the repository and run without site-packages, as bots/kit/__init__.py promises.
+    repository = Path(__file__).resolve().parents[2]
+    (tmp_path / "bots" / "kit").mkdir(parents=True)
+    for name in ("bots/__init__.py", "bots/protocol.py", *(
+        str(path.relative_to(repository)) for path in (repository / "bots" / "kit").glob("*.py")
+    )):
+        (tmp_path / name).write_bytes((repository / name).read_bytes())
+    code = (
+        "import bots.kit.server, bots.kit.serve, bots.protocol; "
+        "print(bots.protocol.verify_headers.__name__)"
+    )
+
+    run = subprocess.run(
+        [sys.executable, "-S", "-E", "-c", code],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )
+
+    assert run.returncode == 0, run.stderr

@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from bots import services, versions
 from bots.models import Bot, BotVersion
 from games.models import Seat
+from games.seating import SeatHolder
 from games.services import match_create, match_join
 from tests.bots.conftest import reply
 from tests.matches import finished_bot_match, token_client
@@ -116,8 +117,8 @@ def test_seats_record_the_version_for_every_kind_of_bot(user, http_bot, client_b
     url, _ = http_bot(pong_reporting("h1"))
     http, _ = services.bot_register(owner=user, name="hb", kind="http", games=["durak"], url=url)
     match = match_create(
-        creator=user, game="durak", players=3, seats=[{"bot": builtin}, {"bot": http}, None],
-        notify=False,
+        creator=user, game="durak", players=3,
+        seats=[SeatHolder(bot=builtin), SeatHolder(bot=http), None], notify=False,
     )  # fmt: skip
     client_bot.refresh_from_db()
     match_join(match_id=match.pk, user=user, bot=client_bot)
@@ -132,8 +133,8 @@ def test_a_seat_taken_after_a_new_version_records_the_new_one(user, client_bot):
     versions.bot_version_start(bot_id=client_bot.pk, reason="owner", label="v2")
     client_bot.refresh_from_db()
     finished = match_create(
-        creator=user, game="durak", players=2, seats=[{"bot": client_bot}, {"user": user}],
-        notify=False,
+        creator=user, game="durak", players=2,
+        seats=[SeatHolder(bot=client_bot), SeatHolder(user=user)], notify=False,
     )  # fmt: skip
     assert Seat.objects.get(match=finished, index=0).bot_version.label == "v2"
 
@@ -142,8 +143,8 @@ def test_bot_at_label_filters_the_archive_and_the_head_to_head(api_client, clien
     other = services.builtin_bots_ensure()[1]
     client_bot.refresh_from_db()
     old = match_create(
-        creator=user, game="durak", players=2, seats=[{"bot": client_bot}, {"bot": other}],
-        notify=False,
+        creator=user, game="durak", players=2,
+        seats=[SeatHolder(bot=client_bot), SeatHolder(bot=other)], notify=False,
     )  # fmt: skip
     versions.bot_version_start(bot_id=client_bot.pk, reason="owner", label="v2")
     client_bot.refresh_from_db()

@@ -24,8 +24,8 @@ from games.clock import (
     matches_overdue_forfeit,
 )
 from games.models import Match
+from games.play import match_move_submit
 from games.selectors import match_state
-from games.services import match_move_submit
 from tests.matches import play_random_moves, start_match, wait_while_active
 from tests.test_foundation import start_solo_worker, worker_database_url
 

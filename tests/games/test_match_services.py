@@ -15,16 +15,10 @@ from games import errors
 from games.engine import load_game
 from games.fairness import commitment_matches, decks_commitment, new_seed, seed_commitment
 from games.models import Match, Move
+from games.play import ArenaMove, match_move_submit, match_moves_append
 from games.seating import SeatHolder
 from games.selectors import match_state
-from games.services import (
-    ArenaMove,
-    match_create,
-    match_forfeit,
-    match_move_submit,
-    match_moves_append,
-    match_snapshot_refresh,
-)
+from games.services import match_create, match_forfeit, match_snapshot_refresh
 from tests.matches import play_random_moves, start_match
 
 pytestmark = pytest.mark.django_db
@@ -148,7 +142,7 @@ def test_move_that_ends_the_match_finishes_it_and_reveals_the_seed(pair):
 
 
 def test_unique_constraint_is_the_last_guard_when_the_lock_is_bypassed(pair, monkeypatch):
-    from games import services
+    from games import play
 
     match = start_match(pair)
     before = Match.objects.get(pk=match.pk)
@@ -156,7 +150,7 @@ def test_unique_constraint_is_the_last_guard_when_the_lock_is_bypassed(pair, mon
     first, second = state.legal_moves()[:2]
     match_move_submit(match_id=match.pk, seat=before.to_move, ply=0, move=first)
     # A writer that read the match before that move, as if it held no lock.
-    monkeypatch.setattr(services, "match_row", lambda match_id, for_update=False: before)
+    monkeypatch.setattr(play, "match_row", lambda match_id, for_update=False: before)
 
     with pytest.raises(errors.StalePly) as refused:
         match_move_submit(match_id=match.pk, seat=before.to_move, ply=0, move=second)

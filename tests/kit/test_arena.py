@@ -42,6 +42,7 @@ def test_local_requests_and_replay_equal_the_servers_for_the_same_deal(
     from bots import driver, services
     from bots.models import Bot
     from games.models import Match
+    from games.seating import SeatHolder
     from games.services import match_create
 
     def answer_first_legal(handler, request):
@@ -53,7 +54,7 @@ def test_local_requests_and_replay_equal_the_servers_for_the_same_deal(
     )
     greedy = {bot.name: bot for bot in services.builtin_bots_ensure()}["greedy"]
     match = match_create(
-        creator=user, game="durak", players=2, seats=[{"bot": web}, {"bot": greedy}],
+        creator=user, game="durak", players=2, seats=[SeatHolder(bot=web), SeatHolder(bot=greedy)],
         move_time_limit=3.0,
     )
     driver.bot_turns_play(match_id=match.pk)

@@ -18,8 +18,8 @@ from rest_framework.authtoken.models import Token
 
 from games import live
 from games.models import Match
+from games.play import match_move_submit
 from games.selectors import match_state
-from games.services import match_move_submit
 from tests.live.server import LiveServer, headers_for, open_stream
 from tests.matches import start_match
 

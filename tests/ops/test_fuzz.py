@@ -13,6 +13,7 @@ the whole run takes a minute or two; it runs in CI's PostgreSQL pass (``real_ser
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import schemathesis
@@ -95,6 +96,110 @@ def test_api_answers_every_generated_request_without_5xx_and_as_documented(case,
     Token.objects.get_or_create(user=user, defaults={"key": key})
     Token.objects.filter(user=user).exclude(key=key).update(key=key)
     case.call_and_validate(headers={"Authorization": f"Token {key}"}, checks=CHECKS)
+
+
+# --- Every check, against a server as production runs it ---------------------------------
+
+# Data a fuzzing run needs: a user holding both seats of a match in play and owning a
+# client bot; prints the user's token.
+FUZZ_WORLD = """
+import django
+django.setup()
+from django.contrib.auth.models import User
+from rest_framework.authtoken.models import Token
+from bots.models import Bot
+from bots.services import builtin_bots_ensure
+from tests.matches import start_match
+builtin_bots_ensure()
+user = User.objects.create_user("fuzzer", password="a-fuzzing-passphrase")
+start_match([user, user])
+account = User.objects.create_user("fuzzbot-account")
+Bot.objects.create(
+    name="fuzzbot", owner=user, kind=Bot.Kind.CLIENT, account=account, games=["durak"]
+)
+print(Token.objects.create(user=user).key)
+"""
+
+
+@pytest.mark.real_services
+def test_schemathesis_with_every_check_and_the_stateful_phase_finds_nothing(tmp_path):
+    """``st run --checks all`` (stateful phase included) against gunicorn with DEBUG off.
+
+    The checks schemathesis runs beyond the test above: schema-valid requests accepted
+    and schema-violating ones refused (tests/ops/schemathesis.toml lists the operations
+    whose rules the schema cannot state), resources that exist after their creation and
+    are gone after their deletion, methods and headers, authentication that is not
+    ignored. Revoking the token (DELETE /accounts/token/) would end the run's
+    authentication, so that one operation is left to the test above.
+    """
+    import subprocess
+    import sys
+
+    from benchmarks.harness import free_port, stop_process_group, wait_until
+    from tests.ops.services import port_open
+    from tests.test_foundation import BASE_DIR, clean_environment
+
+    environment = clean_environment(
+        tmp_path / "var",
+        DEBUG="0",
+        SECRET_KEY="fuzzing-only-" + "k" * 50,
+        ALLOWED_HOSTS="127.0.0.1",
+        SECURE_SSL_REDIRECT="0",
+        SECURE_COOKIES="0",
+        CELERY_TASK_ALWAYS_EAGER="1",
+        DJANGO_SETTINGS_MODULE="cardserver.settings",
+        **{f"THROTTLE_{scope}": "off" for scope in
+           ("ANON", "USER", "PLAY", "CREATE", "REGISTER", "LOGIN")},
+    )  # fmt: skip
+
+    def run(*command: str) -> str:
+        done = subprocess.run(
+            command, cwd=BASE_DIR, env=environment, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout
+
+    python = sys.executable
+    run(python, "manage.py", "migrate", "--noinput")
+    run(python, "manage.py", "createcachetable")
+    run(python, "manage.py", "collectstatic", "--noinput")
+    token = run(python, "-c", FUZZ_WORLD).strip().splitlines()[-1]
+    port = free_port()
+    server = subprocess.Popen(
+        [str(Path(python).parent / "gunicorn"), "-c", "python:cardserver.gunicorn",
+         "cardserver.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1",
+         # A URL as long as the fuzzer makes reaches the application, which then says
+         # what is wrong with it (the server's own limit answers 414, documented).
+         "--limit-request-line", "0"],
+        cwd=BASE_DIR, env=environment, stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "server.log").open("w"), start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: port_open(port), timeout=60, what="gunicorn")
+        fuzzing = subprocess.run(
+            [str(Path(python).parent / "st"), "--no-color",
+             "--config-file", str(BASE_DIR / "tests" / "ops" / "schemathesis.toml"),
+             "run", f"http://127.0.0.1:{port}/api/v1/schema/?format=json",
+             "--checks", "all",
+             "--phases", "examples,coverage,fuzzing,stateful",
+             "--max-examples", str(min(EXAMPLES, 10)),
+             "--seed", "1",
+             "--header", f"Authorization: Token {token}",
+             "--exclude-operation-id", "accounts_token_destroy",
+             "--request-timeout", "30"],
+            cwd=BASE_DIR, env=environment, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+    finally:
+        stop_process_group(server)
+
+    report = fuzzing.stdout
+    failures = report[report.find("FAILURES") :] if "FAILURES" in report else report[-8000:]
+    server_errors = [
+        line for line in (tmp_path / "server.log").read_text().splitlines() if '"ERROR"' in line
+    ]
+    assert fuzzing.returncode == 0, (
+        failures[:12000] + fuzzing.stderr[-2000:] + "\n".join(server_errors)[-6000:]
+    )
 
 
 # --- What the fuzzer found --------------------------------------------------------------

@@ -109,22 +109,22 @@ def test_a_match_interrupted_mid_play_resumes_from_its_move_log(
 
     tournament = create([bot_factory(), bot_factory()])
     tm = TournamentMatch.objects.filter(tournament=tournament).first()
-    real = bots.driver.bot_turns_play
+    real = bots.driver._play
 
-    def dies_after_five_moves(*, match_id, max_moves=None):
-        real(match_id=match_id, max_moves=5)
+    def dies_after_five_moves(match_id, **options):
+        real(match_id, **{**options, "max_moves": 5})
         raise SystemExit("worker killed")  # the claim is let go, as when its lease lapses
 
     with inline_play():
         tournament_start(tournament_id=tournament.pk)
-    monkeypatch.setattr(bots.driver, "bot_turns_play", dies_after_five_moves)
+    monkeypatch.setattr(bots.driver, "_play", dies_after_five_moves)
     with pytest.raises(SystemExit):
         tournament_match_play(tournament_match_id=tm.pk)
     tm.refresh_from_db()
     assert (tm.status, tm.attempts, tm.match.ply) == ("running", 1, 5)
     first_moves = list(tm.match.moves.order_by("ply").values_list("move", flat=True))
 
-    monkeypatch.setattr(bots.driver, "bot_turns_play", real)
+    monkeypatch.setattr(bots.driver, "_play", real)
     with inline_play():
         assert tournament_match_play(tournament_match_id=tm.pk) == "finished"
 

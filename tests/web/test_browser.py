@@ -287,9 +287,10 @@ def test_play_a_three_player_volynshchik_deal_against_random(page, user_factory,
 
 def test_spectators_follow_a_match_in_play_without_seeing_hands(page, user_factory):
     from bots.services import builtin_bots_ensure
+    from games.play import match_move_submit
     from games.seating import SeatHolder
     from games.selectors import match_state
-    from games.services import match_create, match_move_submit
+    from games.services import match_create
 
     random_bot = next(bot for bot in builtin_bots_ensure() if bot.name == "random")
     person = user_factory(username="watched")
@@ -322,8 +323,8 @@ def test_spectators_follow_a_match_in_play_without_seeing_hands(page, user_facto
 def test_the_replay_viewer_follows_a_live_match_through_its_event_stream(page, user_factory):
     import random
 
+    from games.play import match_move_submit
     from games.selectors import match_state
-    from games.services import match_move_submit
     from tests.matches import start_match
 
     match = start_match([user_factory(username="east"), user_factory(username="west")])

@@ -44,6 +44,10 @@
     } else if (state.is_over && !series) {
       parts.push(". The deal is over.");
     }
+    // An HTTP bot's own time, from the arena's request sent to its answer.
+    if (step.think_time !== null && step.think_time !== undefined) {
+      parts.push(" (thought " + step.think_time.toFixed(2) + " s)");
+    }
     return parts;
   }
 

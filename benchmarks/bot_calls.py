@@ -1,0 +1,336 @@
+"""HTTP bots waited on at once: matches between HTTP bots that each take a second to answer.
+
+    python -m benchmarks.bot_calls [--matches 100,1000] [--delay 1.0] [--window 30]
+                                   [--calls-threads 1000] [--inline]
+
+Creates a scratch PostgreSQL database (``--server``; dropped afterwards) and uses a Redis
+database as the broker (``--broker``, default database 12) with queues of its own
+(``benchmarks.harness``). Starts an asyncio bot
+server on 127.0.0.1 (its own process: raw HTTP/1.1 with keep-alive, every bot on its own
+path) that answers each move request with the first legal move after ``--delay``
+seconds, a CPU worker (prefork, 2 processes, as docker/compose.yaml) and a bot-calls
+worker (thread pool of ``--calls-threads``). For each count of ``--matches`` it starts
+that many 2-player Durak matches between two HTTP bots at once, waits until each has
+made its first move (at most ``--warmup`` seconds), lets them play for ``--window``
+seconds, and reports:
+
+- turns per second completed in the window (moves logged);
+- bot calls in flight at once, as the bot server counts them every 50 ms: median and
+  maximum over the window;
+- dispatch delay: from a turn starting (the move before it logged, or the match
+  started) to its request sent (``Move.sent_at``), p50 and p99 over the window's moves;
+- the workers' memory (resident set of each worker's processes, summed) at the end.
+
+With ``--inline`` the calls are made by the CPU worker's processes as before the I/O
+pool (``BOTS_CALL_QUEUE=-``): the baseline. With ``--pool-only N`` no match is played:
+N calls are put on the call queue at once and the bot-calls worker alone is measured
+(calls in flight, its memory), which shows the pool's capacity apart from the CPU side.
+The owner's share of calls is lifted (``BOTS_CALLS_PER_OWNER``) so that it does not
+bound the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import socket
+import statistics
+import time
+import uuid
+from pathlib import Path
+from tempfile import mkdtemp
+
+from benchmarks import harness
+
+# -- the bot server (its own process) -----------------------------------------------------
+
+
+def serve_bots(port: int, delay: float, in_flight, ready) -> None:
+    """Answer every POST with its first legal move after ``delay`` seconds, forever."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                body = json.loads(await reader.readexactly(length))
+                with in_flight.get_lock():
+                    in_flight.value += 1
+                try:
+                    await asyncio.sleep(delay)
+                finally:
+                    with in_flight.get_lock():
+                        in_flight.value -= 1
+                if body.get("type") == "ping":
+                    answer = b'{"pong": true}'
+                else:
+                    answer = json.dumps({"move": body["legal_moves"][0]}).encode()
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer)
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=4096)
+        ready.set()
+        async with server:
+            await server.serve_forever()
+
+    asyncio.run(main())
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--matches", default="100,1000", help="Concurrent match counts.")
+    parser.add_argument("--delay", type=float, default=1.0, help="Seconds a bot thinks.")
+    parser.add_argument("--window", type=float, default=30.0, help="Seconds measured.")
+    parser.add_argument("--warmup", type=float, default=120.0, help="Longest warm-up, s.")
+    parser.add_argument("--calls-threads", type=int, default=1000)
+    parser.add_argument("--inline", action="store_true", help="Calls made by the CPU worker.")
+    parser.add_argument("--pool-only", type=int, default=0, help="Calls queued at once.")
+    parser.add_argument("--server", default=harness.POSTGRES)
+    parser.add_argument("--broker", default=f"{harness.REDIS}/12")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    options = parser.parse_args()
+
+    with (
+        harness.scratch_database(options.server) as database,
+        harness.broker_queue(options.broker, required=True) as broker,
+    ):
+        env = harness.environment(database=database, broker=broker, var_dir=Path(mkdtemp()))
+        # The owner's share is lifted so that it does not bound the figure.
+        env |= {"BOTS_CALLS_PER_OWNER": "1000000", "BOTS_ALLOW_PRIVATE_URLS": "1"}
+        if options.inline:
+            env["BOTS_CALL_QUEUE"] = "-"
+        harness.django_setup(env)
+        figures = run(options, broker)
+        if options.json:
+            options.json.write_text(json.dumps(figures, indent=2))
+
+
+def run(options, broker) -> dict:
+    port = harness.free_port()
+    in_flight = multiprocessing.Value("i", 0)
+    ready = multiprocessing.Event()
+    server = multiprocessing.Process(
+        target=serve_bots, args=(port, options.delay, in_flight, ready), daemon=True
+    )
+    server.start()
+    ready.wait(30)
+    print(
+        f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; PostgreSQL, Redis; bots answer "
+        f"after {options.delay:g} s; calls {'inline' if options.inline else 'on the I/O pool'}"
+    )
+    figures: dict = {"inline": options.inline, "delay": options.delay, "runs": {}}
+    try:
+        if options.pool_only:
+            figures["pool_only"] = pool_only_run(options, broker, port, in_flight)
+            return figures
+        for count in [int(n) for n in options.matches.split(",")]:
+            figures["runs"][count] = one_run(options, broker, port, count, in_flight)
+    finally:
+        server.kill()
+    return figures
+
+
+def one_run(options, broker, port: int, count: int, in_flight) -> dict:
+    from django.contrib.auth import get_user_model
+
+    from bots.models import Bot
+    from games.models import Match, Move
+    from games.seating import SeatHolder
+    from games.services import match_create
+
+    queue = broker.queue
+    _empty(broker)
+    tag = uuid.uuid4().hex[:6]
+    owner = get_user_model().objects.create_user(f"bench-{tag}")
+    bots = Bot.objects.bulk_create(
+        Bot(
+            name=f"b{tag}-{i}", owner=owner, kind="http", games=["durak"], secret="s",
+            url=f"http://127.0.0.1:{port}/b/{tag}/{i}",
+        )
+        for i in range(2 * count)
+    )  # fmt: skip
+    workers = {"cpu": _start_worker(queue, "cpu", 2)}
+    if not options.inline:
+        workers["bot-calls"] = _start_worker(f"{queue}-bot-calls", "calls", options.calls_threads)
+    time.sleep(8)  # the workers connect and are ready
+    try:
+        started = time.monotonic()
+        matches = [
+            match_create(
+                creator=None, game="durak", players=2, move_time_limit=30.0,
+                seats=[SeatHolder(bot=bots[2 * i]), SeatHolder(bot=bots[2 * i + 1])],
+            ).pk
+            for i in range(count)
+        ]  # fmt: skip
+        created = time.monotonic() - started
+        from django.utils import timezone
+
+        # Warm-up: the window opens once every match has made its first move (or after
+        # --warmup seconds), so that it measures play, not the start of 1,000 matches.
+        warm_until = time.monotonic() + options.warmup
+        while time.monotonic() < warm_until:
+            if Match.objects.filter(pk__in=matches, ply=0, status="active").count() == 0:
+                break
+            time.sleep(0.5)
+        warmed = time.monotonic() - started - created
+        window_start = timezone.now()
+        samples = []
+        end = time.monotonic() + options.window
+        while time.monotonic() < end:
+            samples.append(in_flight.value)
+            time.sleep(0.05)
+        window_end = timezone.now()
+        memory = {name: _group_rss_mib(w.pid) for name, w in workers.items()}
+        # Answers of the window still on their way to the CPU worker are recorded.
+        time.sleep(5)
+    finally:
+        for worker in workers.values():
+            harness.stop(worker)
+    moves = list(
+        Move.objects.filter(match_id__in=matches, received_at__gte=window_start,
+                            received_at__lt=window_end)
+        .values_list("match_id", "ply", "sent_at", "received_at")
+    )  # fmt: skip
+    turns = len(moves)
+    before = {
+        (m, p): r for m, p, _, r in Move.objects.filter(match_id__in=matches).values_list(
+            "match_id", "ply", "sent_at", "received_at")
+    }  # fmt: skip
+    starts = dict(Match.objects.filter(pk__in=matches).values_list("pk", "started_at"))
+    delays = []
+    for match_id, ply, sent_at, _received in moves:
+        if sent_at is None:
+            continue
+        turn_start = starts[match_id] if ply == 0 else before.get((match_id, ply - 1))
+        if turn_start is not None:
+            delays.append((sent_at - turn_start).total_seconds() * 1000)
+    delays.sort()
+    Match.objects.filter(pk__in=matches, status="active").update(status="aborted")
+    result = {
+        "matches": count,
+        "created_in_s": round(created, 1),
+        "warmup_s": round(warmed, 1),
+        "turns_per_s": round(turns / options.window, 1),
+        "in_flight_median": statistics.median(samples) if samples else 0,
+        "in_flight_max": max(samples) if samples else 0,
+        "dispatch_ms_p50": round(_quantile(delays, 0.5), 1) if delays else None,
+        "dispatch_ms_p99": round(_quantile(delays, 0.99), 1) if delays else None,
+        "worker_rss_mib": memory,
+        "load": round(os.getloadavg()[0], 1),
+    }
+    print(
+        f"{count} matches (created in {created:.1f} s, warm-up {warmed:.0f} s): "
+        f"{result['turns_per_s']} turns/s; "
+        f"calls in flight median {result['in_flight_median']}, max {result['in_flight_max']}; "
+        f"dispatch delay p50 {result['dispatch_ms_p50']} ms, p99 {result['dispatch_ms_p99']} "
+        f"ms; worker RSS {memory} MiB; load {result['load']}"
+    )
+    return result
+
+
+def pool_only_run(options, broker, port: int, in_flight) -> dict:
+    """Queue ``--pool-only`` calls at once, each to a bot of its own; sample in flight."""
+    from bots.protocol import build_request
+    from bots.tasks import bot_call
+    from games.engine import load_game
+
+    calls_queue = f"{broker.queue}-bot-calls"
+    _empty(broker)
+    state = load_game("durak", players=2).deal(seed=1, dealer=0)
+    from datetime import UTC, datetime
+
+    payload = build_request(
+        match_id=1, game="durak", options={"players": 2, "deck_size": 36}, seat=state.to_move,
+        view=state.view(state.to_move), legal_moves=state.legal_moves(),
+        deadline=datetime.now(UTC), time_limit=30.0,
+    )  # fmt: skip
+    worker = _start_worker(calls_queue, "calls", options.calls_threads)
+    time.sleep(8)
+    try:
+        started = time.monotonic()
+        for i in range(options.pool_only):
+            bot_call.apply_async(
+                ({"url": f"http://127.0.0.1:{port}/p/{i}", "secret": "s", "payload": payload,
+                  "time_limit": 30.0, "send_by": None},),
+                queue=calls_queue,
+            )  # fmt: skip
+        queued = time.monotonic() - started
+        samples = []
+        end = time.monotonic() + options.window
+        while time.monotonic() < end:
+            samples.append(in_flight.value)
+            time.sleep(0.05)
+        memory = _group_rss_mib(worker.pid)
+    finally:
+        harness.stop(worker)
+        _empty(broker)
+    result = {
+        "calls": options.pool_only,
+        "queued_in_s": round(queued, 1),
+        "in_flight_median": statistics.median(samples),
+        "in_flight_max": max(samples),
+        "worker_rss_mib": memory,
+        "load": round(os.getloadavg()[0], 1),
+    }
+    print(
+        f"{options.pool_only} calls queued in {queued:.1f} s: in flight median "
+        f"{result['in_flight_median']}, max {result['in_flight_max']} (bots answer after "
+        f"{options.delay:g} s); bot-calls worker RSS {memory} MiB; load {result['load']}"
+    )
+    return result
+
+
+def _quantile(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def _start_worker(queue: str, name: str, concurrency: int):
+    pool = "prefork" if name == "cpu" else "threads"
+    node = f"{name}-{queue}@{socket.gethostname()}"
+    command = harness.celery_worker(node=node, pool=pool, concurrency=concurrency)
+    return harness.start([*command, "-Q", queue], env={})
+
+
+def _empty(broker) -> None:
+    """Drop what waits in the run's queues: its CPU queue and its call queue."""
+    import redis
+
+    redis.Redis.from_url(broker.url).delete(broker.queue, f"{broker.queue}-bot-calls")
+
+
+def _group_rss_mib(pid: int) -> float:
+    """The resident memory of the process group led by ``pid``, in MiB."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry.name)) != pid:
+                continue
+            for line in (entry / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except (OSError, ProcessLookupError):
+            continue
+    return round(total / 1024, 1)
+
+
+if __name__ == "__main__":
+    main()
