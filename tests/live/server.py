@@ -32,6 +32,50 @@ def _read_uncommitted(sender, connection, **kwargs) -> None:
         connection.cursor().execute("PRAGMA read_uncommitted = 1")
 
 
+def _retry_when_locked(application):
+    """Answer a request that failed on a locked table (503) by running it again.
+
+    Only for SQLite's shared in-memory test database, where a second writer fails at once
+    instead of waiting its turn as on a file (the views store snapshots, the test thread
+    plays moves); the transaction that failed was rolled back, so running it again is what
+    a queued writer would have done. Streams and waits are passed through.
+    """
+    import asyncio
+
+    from cardserver.asgi import LIVE_PATH
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http" or LIVE_PATH.match(scope["path"]):
+            return await application(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        for attempt in range(40):
+            sent: list[dict] = []
+            given = asyncio.Event()
+
+            async def replayed(given=given) -> dict:
+                if not given.is_set():
+                    given.set()
+                    return {"type": "http.request", "body": body, "more_body": False}
+                await asyncio.Event().wait()  # no disconnect: the client is still there
+
+            async def captured(message, sent=sent) -> None:
+                sent.append(message)
+
+            await application(scope, replayed, captured)
+            status = next((m["status"] for m in sent if m["type"] == "http.response.start"), 0)
+            if status != 503 or attempt == 39:
+                break
+            await asyncio.sleep(0.05)
+        for message in sent:
+            await send(message)
+
+    return app
+
+
 def _with_static_files(application):
     """Serve /static/ from the apps' folders (no collectstatic), the rest by ``application``."""
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
@@ -60,7 +104,12 @@ class LiveServer:
         self._live_server_modified_settings = modify_settings(
             ALLOWED_HOSTS={"append": "127.0.0.1"}
         )
-        app = _with_static_files(application) if static_files else application
+        from django.db import connection
+
+        app = application
+        if connection.vendor == "sqlite" and "memory" in str(connection.settings_dict["NAME"]):
+            app = _retry_when_locked(app)
+        app = _with_static_files(app) if static_files else app
         config = uvicorn.Config(
             app, host="127.0.0.1", port=self.port, lifespan="on",
             log_level="warning", access_log=False, timeout_graceful_shutdown=5,
