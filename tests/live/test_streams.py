@@ -16,7 +16,8 @@ import pytest
 from django.test import override_settings
 from rest_framework.authtoken.models import Token
 
-from games import live
+from benchmarks.harness import wait_until
+from games import live, stream_caps
 from games.models import Match
 from games.play import match_move_submit
 from games.selectors import match_state
@@ -259,6 +260,11 @@ def test_a_waiter_subscribed_just_before_a_move_commits_is_woken(server, players
 
 def test_open_streams_beyond_the_cap_are_answered_429(server, players):
     users, tokens = players
+    # The server runs in this process: streams of earlier tests that their clients closed
+    # are given back once the server notices the closed connection.
+    wait_until(
+        lambda: not stream_caps._open_by_ip, timeout=30, what="earlier tests' streams to end"
+    )
     match = start_match(users)
     path = f"/api/v1/matches/{match.pk}/stream/"
     caps = override_settings(LIVE_MAX_STREAMS_PER_ACCOUNT=2, LIVE_MAX_STREAMS_PER_IP=3)
