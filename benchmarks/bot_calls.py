@@ -174,7 +174,7 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
         started = time.monotonic()
         matches = [
             match_create(
-                creator=None, game="durak", players=2, move_time_limit=30.0,
+                creator=owner, game="durak", players=2, move_time_limit=30.0,
                 seats=[SeatHolder(bot=bots[2 * i]), SeatHolder(bot=bots[2 * i + 1])],
             ).pk
             for i in range(count)
@@ -202,7 +202,7 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
         time.sleep(5)
     finally:
         for worker in workers.values():
-            harness.stop(worker)
+            harness.stop_process_group(worker)
     moves = list(
         Move.objects.filter(match_id__in=matches, received_at__gte=window_start,
                             received_at__lt=window_end)
@@ -279,7 +279,7 @@ def pool_only_run(options, broker, port: int, in_flight) -> dict:
             time.sleep(0.05)
         memory = _group_rss_mib(worker.pid)
     finally:
-        harness.stop(worker)
+        harness.stop_process_group(worker)
         _empty(broker)
     result = {
         "calls": options.pool_only,

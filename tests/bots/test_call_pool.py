@@ -101,10 +101,11 @@ def make_bots(user, url_base: str, prefix: str, count: int) -> list[Bot]:
     ]
 
 
-def start_matches(user, bots: list[Bot], opponent: Bot, time_limit: float) -> list[Match]:
+def start_matches(bots: list[Bot], opponent: Bot, time_limit: float) -> list[Match]:
+    """Start a match of each bot against ``opponent``, created by the bot's owner."""
     return [
         match_create(
-            creator=user, game="durak", players=2, move_time_limit=time_limit,
+            creator=bot.owner, game="durak", players=2, move_time_limit=time_limit,
             seats=[SeatHolder(bot=bot), SeatHolder(bot=opponent)],
         )  # fmt: skip
         for bot in bots
@@ -141,8 +142,8 @@ def test_fifty_sleepers_cost_ten_good_bots_no_turn(user, http_bot, workers, tmp_
     workers("calls")
 
     # The HTTP bot sits in seat 0 and so moves first in about half the deals.
-    sleeping = start_matches(user, sleepers, random_bot, TIME_LIMIT)
-    playing = start_matches(user, good, random_bot, TIME_LIMIT)
+    sleeping = start_matches(sleepers, random_bot, TIME_LIMIT)
+    playing = start_matches(good, random_bot, TIME_LIMIT)
     wait_until(
         lambda: all_ended(sleeping + playing), timeout=240, what="every match to end",
         tmp_path=tmp_path,
@@ -167,7 +168,7 @@ def test_turn_queued_by_the_arena_past_the_bots_limit_does_not_lose(
     bots = make_bots(user, url.removesuffix("/move"), "patient", 3)
     random_bot = next(bot for bot in services.builtin_bots_ensure() if bot.name == "random")
     workers("cpu")
-    matches = start_matches(user, bots, random_bot, 0.5)
+    matches = start_matches(bots, random_bot, 0.5)
 
     # No thread is there to send the calls yet: they wait in the queue, past the limit.
     wait_until(
@@ -209,8 +210,8 @@ def test_one_owners_calls_in_flight_stay_within_the_owner_share(
     random_bot = next(bot for bot in services.builtin_bots_ensure() if bot.name == "random")
     workers("cpu", BOTS_CALLS_PER_OWNER="2")
     workers("calls")
-    matches = start_matches(user, bots, random_bot, 5.0)
-    others = start_matches(user, other, random_bot, 5.0)
+    matches = start_matches(bots, random_bot, 5.0)
+    others = start_matches(other, random_bot, 5.0)
 
     wait_until(
         lambda: in_flight["served"] >= 12 and all_ended(others), timeout=120,
