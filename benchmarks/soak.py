@@ -305,7 +305,7 @@ class Soak:
 def _kind(command: str, session: str, ppid: int) -> str | None:
     if session == "bots":
         return "bots"
-    if "runserver" in command:
+    if "runserver" in command or "uvicorn" in command or "gunicorn" in command:
         return "web"
     if " beat" in command:
         return "beat"

@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from bots.models import Bot, bot_name_validator
+from cardserver.fields import StrictCharField
 from games.engine import GAME_CLASSES
 
 GAME_CHOICES = list(GAME_CLASSES)
@@ -142,7 +143,7 @@ class BotVersionSerializer(serializers.Serializer):
 
 
 class BotVersionCreateSerializer(serializers.Serializer):
-    label = serializers.CharField(max_length=40)
+    label = StrictCharField(max_length=40)
 
 
 class BotPingSerializer(serializers.Serializer):

@@ -123,14 +123,15 @@ print(Token.objects.create(user=user).key)
 
 @pytest.mark.real_services
 def test_schemathesis_with_every_check_and_the_stateful_phase_finds_nothing(tmp_path):
-    """``st run --checks all`` (stateful phase included) against gunicorn with DEBUG off.
+    """``st run --checks all`` (stateful phase included) against the image's web server
+    (gunicorn with uvicorn workers) with DEBUG off.
 
     The checks schemathesis runs beyond the test above: schema-valid requests accepted
     and schema-violating ones refused (tests/ops/schemathesis.toml lists the operations
     whose rules the schema cannot state), resources that exist after their creation and
     are gone after their deletion, methods and headers, authentication that is not
     ignored. Revoking the token (DELETE /accounts/token/) would end the run's
-    authentication, so that one operation is left to the test above.
+    authentication, so that operation, and the live streams, are left to the test above.
     """
     import subprocess
     import sys
@@ -167,10 +168,7 @@ def test_schemathesis_with_every_check_and_the_stateful_phase_finds_nothing(tmp_
     port = free_port()
     server = subprocess.Popen(
         [str(Path(python).parent / "gunicorn"), "-c", "python:cardserver.gunicorn",
-         "cardserver.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-         # A URL as long as the fuzzer makes reaches the application, which then says
-         # what is wrong with it (the server's own limit answers 414, documented).
-         "--limit-request-line", "0"],
+         "cardserver.asgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1"],
         cwd=BASE_DIR, env=environment, stdout=subprocess.DEVNULL,
         stderr=(tmp_path / "server.log").open("w"), start_new_session=True,
     )  # fmt: skip
@@ -186,6 +184,10 @@ def test_schemathesis_with_every_check_and_the_stateful_phase_finds_nothing(tmp_
              "--seed", "1",
              "--header", f"Authorization: Token {token}",
              "--exclude-operation-id", "accounts_token_destroy",
+             # The live streams' events are not described as schemathesis reads them
+             # (it takes the `retry:` line for an event): left to the test above.
+             "--exclude-path", "/api/v1/matches/{id}/stream/",
+             "--exclude-path", "/api/v1/stream/events/",
              "--request-timeout", "30"],
             cwd=BASE_DIR, env=environment, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
