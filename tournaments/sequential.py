@@ -354,6 +354,9 @@ def _pair_record(pair_id: int, *, error: str = "") -> str:
         pair = SequentialPair.objects.select_for_update().get(pk=pair_id)
         if pair.status in (SequentialPair.Status.DONE, SequentialPair.Status.FAILED):
             return pair.status
+        if not error and test.status != SequentialTest.Status.RUNNING:
+            # Decided (or cancelled) while this pair was played: it does not count.
+            error = f"the test was {test.status} before this pair ended"
         if error:
             pair.status, pair.error = SequentialPair.Status.FAILED, error[:500]
             logger.warning("sequential test %s pair %s failed: %s", test.pk, pair.index, error)

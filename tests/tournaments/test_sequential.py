@@ -283,3 +283,18 @@ def test_sprt_command_plays_the_test_in_process_and_prints_the_verdict(builtins)
     text = out.getvalue()
     assert "H1 accepted" in text and "LLR" in text
     assert SequentialTest.objects.get().status == SequentialTest.Status.ACCEPTED
+
+
+def test_a_pair_that_ends_after_the_test_is_decided_does_not_count(staff, builtins):
+    test = create(staff, candidate="greedy", baseline="random", **FAST)
+    late, *_ = test.pairs.order_by("index")
+    with inline_play():
+        # Both matches played, then the test ends before the pair is recorded.
+        for which in ("first", "second"):
+            match_id = sequential._pair_match(late.pk, which, test)
+            sequential.match_play_to_end(match_id=match_id)
+        SequentialTest.objects.filter(pk=test.pk).update(status=SequentialTest.Status.REJECTED)
+        assert sequential._pair_record(late.pk) == SequentialPair.Status.FAILED
+    test.refresh_from_db()
+    assert test.counts == [0] * 5 and test.pairs_done == 0
+    assert not test.pairs.filter(status=SequentialPair.Status.DONE).exists()
