@@ -2,20 +2,20 @@
 
 from django.urls import path
 
-from web import views
+from web import bot_views, leaderboard_views, tournament_views, views
 
 app_name = "web"
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("leaderboard/", views.leaderboard_index, name="leaderboards"),
-    path("leaderboard/<str:pool>/", views.leaderboard, name="leaderboard"),
-    path("bots/", views.bot_list, name="bots"),
-    path("bots/<str:name>/", views.bot_detail, name="bot"),
-    path("bots/<str:name>/vs/<str:other>/", views.bot_versus, name="bot-versus"),
-    path("tournaments/", views.tournament_list, name="tournaments"),
-    path("tournaments/<int:pk>/", views.tournament_detail, name="tournament"),
-    path("tests/<int:pk>/", views.sequential_test_detail, name="sequential-test"),
+    path("", leaderboard_views.home, name="home"),
+    path("leaderboard/", leaderboard_views.leaderboard_index, name="leaderboards"),
+    path("leaderboard/<str:pool>/", leaderboard_views.leaderboard, name="leaderboard"),
+    path("bots/", bot_views.bot_list, name="bots"),
+    path("bots/<str:name>/", bot_views.bot_detail, name="bot"),
+    path("bots/<str:name>/vs/<str:other>/", bot_views.bot_versus, name="bot-versus"),
+    path("tournaments/", tournament_views.tournament_list, name="tournaments"),
+    path("tournaments/<int:pk>/", tournament_views.tournament_detail, name="tournament"),
+    path("tests/<int:pk>/", tournament_views.sequential_test_detail, name="sequential-test"),
     path("matches/", views.archive, name="archive"),
     path("matches/<int:pk>/", views.match_detail, name="match"),
     path("matches/<int:pk>/verify/", views.match_verify, name="verify"),

@@ -1,6 +1,7 @@
-"""The pages. Each view reads through selectors and renders a template; pages that
-change while one looks at them (replay, play, a running tournament) fetch the JSON API
-or their own page again from a small script."""
+"""The match pages (archive, replay, verification), playing, and accounts. Each view reads
+through selectors and renders a template; pages that change while one looks at them
+(replay, play, a running tournament) fetch the JSON API or their own page again from a small
+script. The other pages: web.leaderboard_views, web.bot_views, web.tournament_views."""
 
 from __future__ import annotations
 
@@ -12,273 +13,23 @@ from django.contrib.auth.views import LoginView
 from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods
 
 from accounts import services as account_services
-from bots import headtohead, versions
-from bots.models import Bot, BotVersion
+from bots.models import Bot
 from bots.services import BUILTIN_PLAYERS, SYSTEM_USERNAME
 from games.catalog import GAME_CATALOG
 from games.filters import MatchFilter
 from games.models import Match, Seat
 from games.selectors import match_for_reading, match_verification, matches_for_listing, seats_of
-from tournaments import selectors as ratings
-from tournaments import sequential
-from tournaments.models import Rating, SequentialTest, Tournament, TournamentMatch
-from tournaments.pools import POOLS, pool_title
-from tournaments.version_ratings import version_ratings
+from tournaments.models import TournamentMatch
 from web import selectors
-from web.charts import POOL_COLOURS, llr_chart, rating_charts, running_score_chart, sparkline
 from web.forms import ArchiveFilterForm, SignupForm
 
 ARCHIVE_PAGE_SIZE = 25
-# The versus page lists this many of the newest matches; its chart draws them all.
-VERSUS_LINES = 100
-
-
-def _pools() -> list[dict]:
-    return [{"key": pool, "title": pool_title(pool)} for pool in POOLS]
-
-
-# --- Home -------------------------------------------------------------------------------
-
-
-def home(request: HttpRequest) -> HttpResponse:
-    boards = []
-    for pool in POOLS:
-        fit, lines = ratings.leaderboard(pool)
-        boards.append({"key": pool, "title": pool_title(pool), "lines": lines[:5]})
-    running = Tournament.objects.filter(status=Tournament.Status.RUNNING).order_by("-started_at")
-    return render(
-        request,
-        "web/home.html",
-        {
-            "games": GAME_CATALOG,
-            "boards": boards,
-            "running": running[:6],
-            "recent": selectors.recent_finished_matches(10),
-            "live_count": Match.objects.filter(status=Match.Status.ACTIVE).count(),
-        },
-    )
-
-
-# --- Leaderboards and bots --------------------------------------------------------------
-
-
-def leaderboard_index(request: HttpRequest) -> HttpResponse:
-    return redirect("web:leaderboard", pool=POOLS[0])
-
-
-def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
-    if pool not in POOLS:
-        raise Http404(f"No rating pool {pool!r}.")
-    fit, lines = ratings.leaderboard(pool)
-    bot_ids = [line.bot_id for line in lines]
-    owners = selectors.bot_owners(bot_ids)
-    trends = selectors.pool_trends(pool, bot_ids)
-    rows = []
-    for line in lines:
-        trend = trends.get(line.bot_id, [])
-        rows.append(
-            {
-                "line": line,
-                "owner": owners.get(line.bot_id, ""),
-                "trend": sparkline(trend),
-                "trend_delta": (trend[-1] - trend[0]) if len(trend) > 1 else None,
-                "interval": (line.high - line.low) / 2 if line.rating is not None else None,
-            }
-        )
-    return render(
-        request,
-        "web/leaderboard.html",
-        {
-            "pool": pool,
-            "pool_title": pool_title(pool),
-            "pools": _pools(),
-            "fit": fit,
-            "rows": rows,
-        },
-    )
-
-
-def bot_list(request: HttpRequest) -> HttpResponse:
-    bots = Bot.objects.select_related("owner").order_by("name")
-    return render(request, "web/bot_list.html", {"bots": bots})
-
-
-def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
-    if "@" in name:
-        # bot@label: the version's line is on its bot's page.
-        try:
-            bot, _ = versions.bot_and_version(name)
-        except (Bot.DoesNotExist, BotVersion.DoesNotExist):
-            raise Http404("No such bot or version.") from None
-        return redirect(reverse("web:bot", args=[bot.name]) + "#versions")
-    bot = get_object_or_404(Bot.objects.select_related("owner"), name__iexact=name)
-    history = ratings.bot_rating_history(bot.pk)
-    pool_ratings = {r.pool: r for r in Rating.objects.filter(bot=bot)}
-    latest_fits = {fit["pool"]: fit for fit in history["fits"]}
-    pools = [
-        {
-            "key": pool,
-            "title": pool_title(pool),
-            "colour": POOL_COLOURS.get(pool),
-            "rating": pool_ratings.get(pool),
-            "fit": latest_fits.get(pool),
-        }
-        for pool in POOLS
-        if pool in pool_ratings or pool in latest_fits
-    ]
-    version_lines = versions.bot_version_lines(bot=bot)
-    fitted = version_ratings(bot=bot)
-    for line in version_lines:
-        line["ratings"] = [
-            {"title": pool_title(r.pool), **vars(r)} for r in fitted.get(line["id"], [])
-        ]
-    return render(
-        request,
-        "web/bot_detail.html",
-        {
-            "bot": bot,
-            "versions": version_lines,
-            "charts": rating_charts(
-                history, [(line["created_at"], line["label"]) for line in version_lines]
-            ),
-            "pools": pools,
-            "matches": selectors.bot_matches(bot),
-            "forfeits": selectors.bot_forfeits(bot),
-            "forfeit_count": selectors.bot_forfeit_count(bot),
-            "opponents": headtohead.bot_opponents(mine={"bot_id": bot.pk}),
-        },
-    )
-
-
-def bot_versus(request: HttpRequest, name: str, other: str) -> HttpResponse:
-    """Two bots' matches against each other and the first one's running score."""
-    try:
-        bot, version = versions.bot_and_version(name)
-    except (Bot.DoesNotExist, BotVersion.DoesNotExist):
-        raise Http404("No such bot or version.") from None
-    opponent = get_object_or_404(Bot, name__iexact=other)
-    lines = headtohead.bot_pairings(mine=versions.seats_of(bot, version), opponent_id=opponent.pk)
-    points = sum(line.points for line in lines)
-    return render(
-        request,
-        "web/bot_versus.html",
-        {
-            "bot": bot,
-            "name": f"{bot.name}@{version.label}" if version else bot.name,
-            "opponent": opponent,
-            "lines": lines[::-1][:VERSUS_LINES],
-            "more": max(len(lines) - VERSUS_LINES, 0),
-            "games": len(lines),
-            "points": points,
-            "interval": headtohead.score_interval(points, len(lines)),
-            "chart": running_score_chart(name, opponent.name, [x.points for x in lines]),
-        },
-    )
-
-
-# --- Tournaments ------------------------------------------------------------------------
-
-
-def tournament_list(request: HttpRequest) -> HttpResponse:
-    tournaments = Tournament.objects.select_related("created_by").order_by("-created_at", "-id")
-    status = request.GET.get("status", "")
-    if status in Tournament.Status.values:
-        tournaments = tournaments.filter(status=status)
-    page = Paginator(tournaments, 30).get_page(request.GET.get("page"))
-    return render(
-        request,
-        "web/tournament_list.html",
-        {"page": page, "status": status, "statuses": Tournament.Status.choices},
-    )
-
-
-def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    tournament = get_object_or_404(
-        Tournament.objects.select_related("created_by").prefetch_related("entries__bot"), pk=pk
-    )
-    standings = ratings.tournament_standings(tournament)
-    names = {line.bot_id: line.name for line in standings.lines}
-    order = [line.bot_id for line in standings.lines]
-    crosstable = [
-        {
-            "line": line,
-            "cells": [
-                None if other == line.bot_id else _cell(*standings.crosstable[line.bot_id][other])
-                for other in order
-            ],
-        }
-        for line in standings.lines
-    ]
-    decks = [
-        {"deck": deck, "scores": [scores.get(bot_id, 0.0) for bot_id in order]}
-        for deck, scores in standings.decks.items()
-    ]
-    recent = (
-        TournamentMatch.objects.filter(tournament=tournament, match__isnull=False)
-        .exclude(status=TournamentMatch.Status.PENDING)
-        .order_by("-updated_at", "-index")
-        .values_list("match_id", flat=True)[:12]
-    )
-    matches = selectors.match_lines(
-        matches_for_listing().filter(pk__in=list(recent)).order_by("-created_at", "-id")
-    )
-    progress = ratings.tournament_progress(tournament)
-    context = {
-        "tournament": tournament,
-        "progress": progress,
-        "percent": 100 * tournament.matches_done // max(tournament.matches_total, 1),
-        "standings": standings.lines,
-        "names": [names[bot_id] for bot_id in order],
-        "crosstable": crosstable,
-        "decks": decks,
-        "matches": matches,
-        "running": tournament.status == Tournament.Status.RUNNING,
-    }
-    template = "web/tournament_live.html" if request.GET.get("partial") else "web/tournament.html"
-    return render(request, template, context)
-
-
-def _cell(score: float, games: int) -> dict:
-    tone = "" if not games or score * 2 == games else "good" if score * 2 > games else "bad"
-    return {"score": score, "games": games, "tone": tone}
-
-
-# --- Sequential tests -------------------------------------------------------------------
-
-
-def sequential_test_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    test = get_object_or_404(
-        SequentialTest.objects.select_related(
-            "candidate", "candidate_version", "baseline", "baseline_version", "reference",
-            "created_by",
-        ),
-        pk=pk,
-    )  # fmt: skip
-    summary = sequential.sequential_test_summary(test)
-    running = test.status == SequentialTest.Status.RUNNING
-    context = {
-        "test": test,
-        "summary": summary,
-        "outcomes": list(zip(("0", "0.5", "1", "1.5", "2"), test.counts, strict=True)),
-        "chart": llr_chart(test.llr_history, summary["llr_lower"], summary["llr_upper"]),
-        "running": running,
-        "percent": min(100, 100 * 2 * test.pairs_done // max(test.max_games, 1)),
-        "matches": [] if running else sequential.sequential_test_matches(test),
-        "candidate": _version_name(test.candidate, test.candidate_version),
-        "baseline": _version_name(test.baseline, test.baseline_version),
-    }
-    template = "web/test_live.html" if request.GET.get("partial") else "web/test.html"
-    return render(request, template, context)
-
-
-def _version_name(bot: Bot, version: BotVersion | None) -> str:
-    return f"{bot.name}@{version.label}" if version is not None else bot.name
 
 
 # --- Matches ----------------------------------------------------------------------------
