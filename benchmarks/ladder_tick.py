@@ -53,11 +53,11 @@ def run(options) -> dict[str, list[float]]:
     from django.contrib.auth import get_user_model
 
     from bots.models import Bot
+    from tournaments.dispatch import inline_play
     from tournaments.ladder import ladder_plan, ladder_tick
     from tournaments.models import FitEntry, Rating, RatingFit
     from tournaments.pairing import Candidate, closest_table, informative_table
     from tournaments.pools import POOLS
-    from tournaments.services import inline_play
 
     rng = random.Random(1)
     owners = [get_user_model().objects.create(username=f"owner{i}") for i in range(100)]

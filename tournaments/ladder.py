@@ -23,11 +23,12 @@ from games.engine.cards import shuffled_deck
 from games.models import Match, Seat
 from games.seating import SeatHolder
 from tournaments import elo
+from tournaments.dispatch import after_commit
 from tournaments.models import LadderMatch, LadderPause, Rating
 from tournaments.pairing import Candidate, informative_table, seat_rotations
 from tournaments.pools import pool_of
 from tournaments.ratings import ratings_apply_match
-from tournaments.services import after_commit, matches_abort
+from tournaments.services import matches_abort
 
 
 def ladder_tick(*, tables_per_pool: int | None = None, seed: int | None = None) -> list[int]:

@@ -30,9 +30,10 @@ from games.errors import MatchError
 from games.models import Match
 from games.seating import SeatHolder
 from tournaments import sprt
+from tournaments.dispatch import after_commit
 from tournaments.models import SequentialPair, SequentialTest
 from tournaments.schedule import deck_seed
-from tournaments.services import after_commit, match_play_to_end, matches_abort
+from tournaments.services import match_play_to_end, matches_abort
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Actions on tournaments (the ratings are in ``tournaments.ratings``, the ladder in
-``tournaments.ladder``, which shares the dispatch below).
+``tournaments.ladder``; how tasks are sent, in ``tournaments.dispatch``).
 
 Each action is a function named ``<entity>_<action>`` with keyword-only, typed arguments,
 and runs as one transaction (``tournament_match_play`` plays a match between two: see
@@ -13,8 +13,6 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
 from datetime import timedelta
 
 from django.conf import settings
@@ -28,6 +26,7 @@ from games.engine import load_game
 from games.errors import MatchError
 from games.events import Change, match_changed_announce
 from games.models import Match
+from tournaments.dispatch import after_commit, inline_play, inline_playing, send_fit, send_round
 from tournaments.models import Entrant, Tournament, TournamentMatch
 from tournaments.ratings import ratings_apply
 from tournaments.schedule import build_schedule, check_options, cycles_of, duplicate_decks
@@ -37,44 +36,6 @@ logger = logging.getLogger(__name__)
 
 class TournamentError(ValueError):
     """A tournament action that the tournament's state or options do not allow."""
-
-
-# --- Dispatch ---------------------------------------------------------------------------
-
-# Set while a management command plays a tournament in its own process: then the services
-# send no Celery task, and the caller plays the matches itself.
-_INLINE: ContextVar[bool] = ContextVar("tournaments_inline", default=False)
-
-
-@contextmanager
-def inline_play():
-    """Within this block, send no Celery task: the caller plays every match itself."""
-    token = _INLINE.set(True)
-    try:
-        yield
-    finally:
-        _INLINE.reset(token)
-
-
-def after_commit(send: Callable[[], None]) -> None:
-    """Call ``send`` (which sends tasks) when the transaction commits, unless inline."""
-    if not _INLINE.get():
-        transaction.on_commit(send)
-
-
-def _send_round(match_ids: list[int]) -> None:
-    from celery import group
-
-    from tournaments.tasks import play_tournament_match
-
-    if match_ids:
-        group(play_tournament_match.s(match_id) for match_id in match_ids).apply_async()
-
-
-def _send_fit(pool: str) -> None:
-    from tournaments.tasks import fit_pool_ratings
-
-    fit_pool_ratings.delay(pool)
 
 
 # --- Tournaments ------------------------------------------------------------------------
@@ -179,7 +140,7 @@ def tournament_start(*, tournament_id: int) -> Tournament:
         tournament.current_round = 0
         tournament.save(update_fields=["status", "started_at", "current_round"])
         ids = _round_match_ids(tournament.pk, 0)
-        after_commit(lambda: _send_round(ids))
+        after_commit(lambda: send_round(ids))
     return tournament
 
 
@@ -389,7 +350,7 @@ def _tournament_advance(tournament: Tournament, finished_round: int) -> None:
         return
     pool = tournament.pool
     if tournament.rated:
-        after_commit(lambda: _send_fit(pool))
+        after_commit(lambda: send_fit(pool))
     if finished_round + 1 >= tournament.rounds_total:
         tournament.status = Tournament.Status.FINISHED
         tournament.finished_at = timezone.now()
@@ -398,7 +359,7 @@ def _tournament_advance(tournament: Tournament, finished_round: int) -> None:
     tournament.current_round = finished_round + 1
     tournament.save(update_fields=["current_round"])
     ids = _round_match_ids(tournament_id, tournament.current_round)
-    after_commit(lambda: _send_round(ids))
+    after_commit(lambda: send_round(ids))
 
 
 def _round_match_ids(tournament_id: int, round_number: int) -> list[int]:
@@ -457,6 +418,6 @@ def tournaments_watchdog(*, stale_after: float | None = None) -> list[int]:
     )
     candidates = current.filter(pending | running)
     ids = list(candidates.order_by("index").values_list("pk", flat=True))
-    if ids and not _INLINE.get():
-        _send_round(ids)
+    if ids and not inline_playing():
+        send_round(ids)
     return ids

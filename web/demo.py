@@ -20,6 +20,7 @@ from games import services as match_services
 from games.models import Match
 from games.seating import SeatHolder
 from tournaments import services as tournament_services
+from tournaments.dispatch import inline_play
 from tournaments.models import Tournament
 from tournaments.ratings import ratings_apply_pending, ratings_fit
 
@@ -143,7 +144,7 @@ def demo_arena(
                 games_per_pairing=2,
                 rated=False,
             )
-            with tournament_services.inline_play():
+            with inline_play():
                 tournament_services.tournament_start(tournament_id=demo.running.pk)
         advance(steps)
     return demo

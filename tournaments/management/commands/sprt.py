@@ -24,8 +24,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from bots.services import SYSTEM_USERNAME
 from tournaments import sequential
+from tournaments.dispatch import inline_play
 from tournaments.models import SequentialPair, SequentialTest
-from tournaments.services import inline_play
 
 
 class Command(BaseCommand):
