@@ -6,70 +6,39 @@ boundary as the JSON dicts of docs/rules.md's move vocabulary.
 
 from __future__ import annotations
 
-from typing import Any
-
-from .base import OVER, DealGame, DealState, check_cards_once, neighbour_table, only_keys
+from .base import OVER, DealGame, DealState, neighbour_table, only_keys
 from .cards import (
-    CARD_INDEX,
     CARD_NAMES,
     HIGHER,
     SUIT_MASKS,
-    SUITS,
     check_deck,
     indices,
-    mask_of,
     names,
-    parse_card,
     popcount,
-    rank_of,
     suit_of,
 )
+from .durak_rules import (
+    ATTACK,
+    ATTACK_KEYS,
+    ATTACK_OPTIONS,
+    BEAT_KEYS,
+    DEFEND,
+    HAND_SIZE,
+    INFO,
+    OPENINGS,
+    PHASE_NAMES,
+    SAME_RANK,
+    TAKE_KEYS,
+    attack_options,
+    cover_assignments,
+    read_attack,
+    read_covers,
+    why_not_cover,
+)
+from .durak_views import DurakViews
 from .errors import IllegalMove, InvalidMove
-from .info import EndReason, GameInfo, MoveType
+from .info import EndReason
 from .series import DurakSeries
-
-ATTACK, DEFEND = 0, 1
-PHASE_NAMES = ("attack", "defend", "over")
-OPENINGS = ("lowest_trump", "dealer_left")
-HAND_SIZE = 6
-# SAME_RANK[card]: every card of card's rank (itself included), the cards one attack may hold.
-SAME_RANK: tuple[int, ...] = tuple(
-    sum(1 << (suit * 9 + rank_of(card)) for suit in range(4)) for card in range(36)
-)
-
-INFO = GameInfo(
-    name="durak",
-    title="Durak (Дурачки)",
-    min_players=2,
-    max_players=4,
-    default_players=2,
-    deck_sizes=(36, 32),
-    default_deck_size=36,
-    formats=("deal", "fool"),
-    moves=(
-        MoveType(
-            type="attack",
-            fields=("cards",),
-            description="Attack with one card or several cards of one rank.",
-            example={"type": "attack", "cards": ["8C", "8D"]},
-        ),
-        MoveType(
-            type="beat",
-            fields=("covers",),
-            description="Cover every attack card: pairs of [attack card, covering card].",
-            example={"type": "beat", "covers": [["8C", "9C"], ["8D", "6S"]]},
-        ),
-        MoveType(
-            type="take",
-            fields=(),
-            description="Take every attack card into the hand.",
-            example={"type": "take"},
-        ),
-    ),
-)
-ATTACK_KEYS = INFO.move_type("attack").keys
-BEAT_KEYS = INFO.move_type("beat").keys
-TAKE_KEYS = INFO.move_type("take").keys
 
 
 class DurakGame(DealGame):
@@ -144,7 +113,7 @@ class DurakGame(DealGame):
         return DurakState._from_json(self, data)
 
 
-class DurakState(DealState):
+class DurakState(DurakViews, DealState):
     """One moment of a Durak deal.  Immutable: ``play`` returns a new state."""
 
     __slots__ = (
@@ -251,9 +220,9 @@ class DurakState(DealState):
             rank_mask = SAME_RANK[(rest & -rest).bit_length() - 1]
             rest &= ~rank_mask
             group = hand & rank_mask
-            options = _ATTACK_OPTIONS.get((group, limit))
+            options = ATTACK_OPTIONS.get((group, limit))
             if options is None:
-                options = _ATTACK_OPTIONS[group, limit] = _attack_options(group, limit)
+                options = ATTACK_OPTIONS[group, limit] = attack_options(group, limit)
             for cards in options:
                 moves.append({"type": "attack", "cards": list(cards)})
         return moves
@@ -275,7 +244,7 @@ class DurakState(DealState):
                 options ^= low
         else:
             attack_names = [CARD_NAMES[a] for a in attack]
-            for cover in _assignments(attack, hand, beaters):
+            for cover in cover_assignments(attack, hand, beaters):
                 covers = [[a, CARD_NAMES[b]] for a, b in zip(attack_names, cover, strict=True)]
                 moves.append({"type": "beat", "covers": covers})
         moves.append({"type": "take"})
@@ -291,10 +260,10 @@ class DurakState(DealState):
         # The move's form first: a malformed move is InvalidMove whatever the position.
         if kind == "attack":
             only_keys(move, ATTACK_KEYS)
-            attack = _read_attack(move.get("cards"))
+            attack = read_attack(move.get("cards"))
         elif kind == "beat":
             only_keys(move, BEAT_KEYS)
-            covers = _read_covers(move.get("covers"))
+            covers = read_covers(move.get("covers"))
         elif kind == "take":
             only_keys(move, TAKE_KEYS)
         else:
@@ -371,7 +340,7 @@ class DurakState(DealState):
                     f"illegal move: seat {self._defender} does not hold {CARD_NAMES[b]}"
                 )
             if not beaters[a] >> b & 1:
-                raise IllegalMove(f"illegal move: {_why_not_cover(a, b, self._trump)}")
+                raise IllegalMove(f"illegal move: {why_not_cover(a, b, self._trump)}")
             covered |= 1 << a
             covering |= 1 << b
         if covered != self._table:
@@ -463,169 +432,3 @@ class DurakState(DealState):
         self._defender = neighbours[attacker]
         self._phase = ATTACK
         self._settle(irreversible)
-
-    # -- views and serialisation -----------------------------------------------------
-
-    def view(self, seat: int | None = None) -> dict:
-        """Return what ``seat`` may see (None: a spectator), plus the public history.
-
-        Hidden: other hands (except cards everyone saw go into them), the talon order.
-        """
-        players = self._game.players
-        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < players):
-            raise ValueError(f"seat must be from 0 to {players - 1}")
-        view = {
-            "game": "durak",
-            "players": players,
-            "deck_size": self._game.deck_size,
-            "seat": seat,
-            "dealer": self._dealer,
-            "trump_suit": SUITS[self._trump],
-            "trump_card": CARD_NAMES[self._trump_card],
-            "phase": PHASE_NAMES[self._phase],
-            "to_move": self.to_move,
-            "attacker": None if self._phase == OVER else self._attacker,
-            "defender": None if self._phase == OVER else self._defender,
-            "hand_sizes": [popcount(hand) for hand in self._hands],
-            "talon_size": len(self._talon) - self._drawn,
-            "table": names(self._table),
-            "discard": names(self._discard),
-            **self._progress_view(),
-        }
-        if seat is not None:
-            view["hand"] = names(self._hands[seat])
-        return view
-
-    def reveal(self) -> dict:
-        """Return the whole table, every hand and the talon: for finished matches only."""
-        view = self.view(None)
-        view["hands"] = [names(hand) for hand in self._hands]
-        view["talon"] = [CARD_NAMES[card] for card in self._talon[self._drawn:]]
-        return view
-
-    def to_json(self) -> dict:
-        """Return everything needed to rebuild this state exactly (hidden cards included)."""
-        return {
-            "game": "durak",
-            "options": self._game.options,
-            "dealer": self._dealer,
-            "opening": self._opening,
-            "hands": [names(hand) for hand in self._hands],
-            "known": [names(known) for known in self._known],
-            "talon": [CARD_NAMES[card] for card in self._talon[self._drawn:]],
-            "trump_card": CARD_NAMES[self._trump_card],
-            "table": names(self._table),
-            "discard": names(self._discard),
-            "phase": PHASE_NAMES[self._phase],
-            "attacker": self._attacker,
-            "defender": self._defender,
-            **self._progress_json(),
-        }
-
-    @classmethod
-    def _from_json(cls, game: DurakGame, data: dict) -> DurakState:
-        try:
-            state = cls.__new__(cls)
-            state._game = game
-            state._dealer = data["dealer"]
-            state._opening = data["opening"]
-            state._hands = tuple(mask_of(hand) for hand in data["hands"])
-            state._known = tuple(mask_of(known) for known in data["known"])
-            state._trump_card = CARD_INDEX[data["trump_card"]]
-            state._trump = suit_of(state._trump_card)
-            talon = tuple(CARD_INDEX[card] for card in data["talon"])
-            drawn = game.deck_size - HAND_SIZE * game.players - len(talon)
-            # Drawn cards are gone from the talon; keep their count, a part of each position.
-            state._talon = (-1,) * drawn + talon
-            state._drawn = drawn
-            state._table = mask_of(data["table"])
-            state._discard = mask_of(data["discard"])
-            state._phase = PHASE_NAMES.index(data["phase"])
-            state._attacker = data["attacker"]
-            state._defender = data["defender"]
-            state._restore_progress(data)
-            check_cards_once(
-                [*data["hands"], data["talon"], data["table"], data["discard"]], game.deck_size
-            )
-            if talon and talon[-1] != state._trump_card:
-                raise ValueError("the face-up trump card must be the talon's last card")
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"not a serialised Durak state: {exc!r}") from exc
-        return state
-
-    def __repr__(self) -> str:
-        return (
-            f"<DurakState ply={self._ply} {PHASE_NAMES[self._phase]} to_move={self.to_move} "
-            f"hands={[names(hand) for hand in self._hands]} table={names(self._table)}>"
-        )
-
-
-_ATTACK_OPTIONS: dict[tuple[int, int], tuple[tuple[str, ...], ...]] = {}
-
-
-def _attack_options(group: int, limit: int) -> tuple[tuple[str, ...], ...]:
-    """Return every non-empty set of the cards in ``group`` (one rank) of at most ``limit``."""
-    cards = names(group)
-    return tuple(
-        tuple(cards[i] for i in range(len(cards)) if subset >> i & 1)
-        for subset in range(1, 1 << len(cards))
-        if subset.bit_count() <= limit
-    )
-
-
-def _assignments(attack: list[int], hand: int, beaters: tuple[int, ...]):
-    """Yield every way to cover the attack cards with distinct cards of ``hand``."""
-    if not attack:
-        yield ()
-        return
-    first, rest = attack[0], attack[1:]
-    options = hand & beaters[first]
-    while options:
-        low = options & -options
-        b = low.bit_length() - 1
-        for tail in _assignments(rest, hand ^ low, beaters):
-            yield (b, *tail)
-        options ^= low
-
-
-def _read_attack(cards: Any) -> int:
-    """Return the cards of an attack as a mask; raise InvalidMove unless they are a list
-    of cards, each listed once."""
-    if not isinstance(cards, list):
-        raise InvalidMove("invalid move: an attack needs 'cards', a list of cards")
-    mask = 0
-    for name in cards:
-        bit = 1 << parse_card(name)
-        if mask & bit:
-            raise InvalidMove(f"invalid move: {name} is listed twice")
-        mask |= bit
-    return mask
-
-
-def _read_covers(covers: Any) -> list[tuple[int, int]]:
-    """Return the pairs of a beat; raise InvalidMove unless they are a list of
-    [attack card, covering card]."""
-    if not isinstance(covers, list):
-        raise InvalidMove(
-            "invalid move: a beat needs 'covers', a list of [attack card, covering card]"
-        )
-    pairs = []
-    for pair in covers:
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise InvalidMove("invalid move: each cover is a pair [attack card, covering card]")
-        pairs.append((parse_card(pair[0]), parse_card(pair[1])))
-    return pairs
-
-
-def _why_not_cover(a: int, b: int, trump: int) -> str:
-    a_name, b_name = CARD_NAMES[a], CARD_NAMES[b]
-    if suit_of(a) == trump:
-        if suit_of(b) == trump:
-            return f"{b_name} cannot cover {a_name} (lower trump)"
-        return (
-            f"{b_name} cannot cover {a_name}: a trump attack card can only be covered by a "
-            "higher trump (Durak rule 5)"
-        )
-    if suit_of(b) == suit_of(a):
-        return f"{b_name} cannot cover {a_name} (lower rank, same suit)"
-    return f"{b_name} cannot cover {a_name} (other suit, not a trump)"
