@@ -53,7 +53,7 @@ ATTACK_KEYS = INFO.move_type("attack").keys
 BEAT_KEYS = INFO.move_type("beat").keys
 TAKE_KEYS = INFO.move_type("take").keys
 
-
+# attack_options by (group, limit), filled as DurakState._attacks meets them: few distinct keys.
 ATTACK_OPTIONS: dict[tuple[int, int], tuple[tuple[str, ...], ...]] = {}
 
 
