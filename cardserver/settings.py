@@ -184,7 +184,7 @@ DATABASES = {"default": _database}
 # The cache holds the API's rate-limit counters, which every web process must share for
 # a limit to mean what it says: CACHE_URL=redis://host:6379/1 when given; otherwise the
 # broker's Redis when the broker is Redis; otherwise a table of the database
-# (`manage.py createcachetable`, which run-dev and compose's migrate step run), so that
+# (created by `migrate`: games/migrations/0007_cache_table.py), so that
 # the embedded default's processes share them too.
 CACHE_URL = os.environ.get("CACHE_URL", "").strip()
 _broker_url = os.environ.get("CELERY_BROKER_URL", "").strip()

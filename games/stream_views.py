@@ -67,6 +67,19 @@ ACCOUNT_STREAM_EXAMPLE = """{"event":"match_started","data":{"match":7,"game":"d
 """
 
 
+# One Server-Sent Event as a client's parser reads it (each field a string, the JSON of an
+# event's payload in ``data``); schemathesis checks every event of a stream against it.
+SSE_EVENT = {
+    "type": "object",
+    "properties": {
+        "event": {"type": "string"},
+        "data": {"type": "string", "description": "The event's payload, as JSON."},
+        "id": {"type": "string", "description": "The ply the event shows."},
+        "retry": {"type": "integer"},
+    },
+}
+
+
 class StreamQuerySerializer(SeatChoiceSerializer):
     after_ply = serializers.IntegerField(
         required=False,
@@ -124,7 +137,7 @@ class MatchStreamView(MatchErrorsMixin, APIView):
         ],
         responses={
             (200, SSE): OpenApiResponse(
-                OpenApiTypes.STR,
+                SSE_EVENT,
                 description="Server-Sent Events.",
                 examples=[OpenApiExample("A seat's stream", value=MATCH_STREAM_EXAMPLE)],
             ),
@@ -177,7 +190,7 @@ class AccountEventsView(APIView):
             "rate limits and `Accept: application/x-ndjson` as for a match's stream."
         ),
         responses={
-            (200, SSE): OpenApiResponse(OpenApiTypes.STR, description="Server-Sent Events."),
+            (200, SSE): OpenApiResponse(SSE_EVENT, description="Server-Sent Events."),
             (200, NDJSON): OpenApiResponse(
                 OpenApiTypes.STR,
                 description="NDJSON events.",

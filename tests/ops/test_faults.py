@@ -174,7 +174,7 @@ class Player:
 def start_server(environment: dict[str, str], port: int, log: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "python:cardserver.gunicorn",
-         "cardserver.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2",
+         "cardserver.asgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2",
          "--threads", "4", "--graceful-timeout", "5"],
         cwd=BASE_DIR, env=environment, stdout=log.open("ab"), stderr=subprocess.STDOUT,
         start_new_session=True,

@@ -162,7 +162,6 @@ def test_schemathesis_with_every_check_and_the_stateful_phase_finds_nothing(tmp_
 
     python = sys.executable
     run(python, "manage.py", "migrate", "--noinput")
-    run(python, "manage.py", "createcachetable")
     run(python, "manage.py", "collectstatic", "--noinput")
     token = run(python, "-c", FUZZ_WORLD).strip().splitlines()[-1]
     port = free_port()
