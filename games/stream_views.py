@@ -75,7 +75,6 @@ SSE_EVENT = {
         "event": {"type": "string"},
         "data": {"type": "string", "description": "The event's payload, as JSON."},
         "id": {"type": "string", "description": "The ply the event shows."},
-        "retry": {"type": "integer"},
     },
 }
 
