@@ -8,16 +8,13 @@ import random
 
 import numpy as np
 import pytest
+from pettingzoo.test import api_test, seed_test
 
-pytest.importorskip("pettingzoo")
-
-from pettingzoo.test import api_test, seed_test  # noqa: E402
-
-from bots.builtin.determinise import sample_world  # noqa: E402
-from bots.kit.rl import SingleAgentEnv, env  # noqa: E402
-from bots.kit.rl.encoding import SUBSETS  # noqa: E402
-from bots.protocol import check_move  # noqa: E402
-from games.engine.cards import SUITS  # noqa: E402
+from bots.builtin.determinise import sample_world
+from bots.kit.rl import SingleAgentEnv, env
+from bots.kit.rl.encoding import SUBSETS
+from bots.protocol import check_move
+from games.engine.cards import SUITS
 
 SHAPES = [
     ("durak", 2, 36), ("durak", 3, 36), ("durak", 4, 36),
