@@ -148,6 +148,15 @@ def django_setup(env: Mapping[str, str]) -> None:
     call_command("migrate", verbosity=0)
 
 
+@contextmanager
+def django_on_scratch_database(server: str = POSTGRES, *, sqlite: bool = False) -> Iterator[None]:
+    """Django set up in this process on a scratch database (dropped at the end), for the
+    benchmarks that call the services in process."""
+    with tempfile.TemporaryDirectory() as var_dir, scratch_database(server, sqlite=sqlite) as db:
+        django_setup(environment(database=db, var_dir=Path(var_dir)))
+        yield
+
+
 def start(command: list[str], *, env: Mapping[str, str], log: Path | None = None):
     """Start ``command`` (``python -m ...`` in the project) as a process group of its own."""
     return subprocess.Popen(

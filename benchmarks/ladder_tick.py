@@ -21,7 +21,6 @@ import argparse
 import json
 import random
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -36,11 +35,7 @@ def main() -> None:
     parser.add_argument("--sqlite", action="store_true", help="Use a scratch SQLite file.")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
-    with (
-        tempfile.TemporaryDirectory() as var_dir,
-        harness.scratch_database(options.server, sqlite=options.sqlite) as database,
-    ):
-        harness.django_setup(harness.environment(database=database, var_dir=Path(var_dir)))
+    with harness.django_on_scratch_database(options.server, sqlite=options.sqlite):
         figures = run(options)
     for name, values in figures.items():
         print(f"{name}: median {statistics.median(values):.1f} ms "

@@ -25,7 +25,6 @@ import json
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -42,11 +41,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
 
-    with (
-        tempfile.TemporaryDirectory() as var_dir,
-        harness.scratch_database(options.server, sqlite=options.sqlite) as database,
-    ):
-        harness.django_setup(harness.environment(database=database, var_dir=Path(var_dir)))
+    with harness.django_on_scratch_database(options.server, sqlite=options.sqlite):
         run(options)
 
 
