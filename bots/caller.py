@@ -316,8 +316,14 @@ class BotCaller:
 
 
 def loop_thread_start(name: str) -> asyncio.AbstractEventLoop:
-    """Start an event loop in a daemon thread of its own and return it, running."""
-    loop = asyncio.new_event_loop()
+    """Start an event loop (uvloop's where installed) in a daemon thread of its own and
+    return it, running."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency off Windows
+        loop = asyncio.new_event_loop()
+    else:
+        loop = uvloop.new_event_loop()
     started = threading.Event()
 
     def run() -> None:

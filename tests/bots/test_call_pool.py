@@ -208,8 +208,9 @@ def test_one_owners_calls_in_flight_stay_within_the_owner_share(
     other_url, other_server = http_bot(first_legal_move)
     other = make_bots(user_factory(), other_url.removesuffix("/move"), "other", 1)
     random_bot = next(bot for bot in services.builtin_bots_ensure() if bot.name == "random")
+    # The share is a setting of the whole arena: the pool dispatches a match's next call.
     workers("cpu", BOTS_CALLS_PER_OWNER="2")
-    workers("calls")
+    workers("calls", BOTS_CALLS_PER_OWNER="2")
     matches = start_matches(bots, random_bot, 5.0)
     others = start_matches(other, random_bot, 5.0)
 
