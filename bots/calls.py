@@ -351,7 +351,7 @@ class CallPool:
         self.caller = AsyncBotCaller(allow_private=settings.BOTS_ALLOW_PRIVATE_URLS)
         self.loop = loop_thread_start("bot-calls")
         self.recorders = concurrent.futures.ThreadPoolExecutor(
-            max_workers=getattr(settings, "BOTS_CALL_RECORDERS", 8),
+            max_workers=settings.BOTS_CALL_RECORDERS,
             thread_name_prefix="bot-answers",
         )
         self.in_flight = 0
