@@ -121,11 +121,21 @@ def _call_new(turn: BotTurn, driver: Driver) -> dict:
     }
 
 
+# The I/O pool's heartbeat: every CALL_BEAT seconds it renews the claims of its calls in
+# flight to CALL_HELD seconds from then, so that a pool process that dies lets go of its
+# matches within CALL_HELD seconds whatever the bots' time limits (the sweep then hands
+# them to a driver again: bots.tasks.resume_abandoned_turns).
+CALL_BEAT = 3.0
+CALL_HELD = 10.0
+
+
 def _call_hold(call: dict, *, pooled: bool) -> float:
-    """Seconds the match's claim must last for the call: its wait to be sent, the bot's
-    time and the recording of the answer."""
-    wait = settings.BOTS_CALL_SEND_WITHIN if pooled else 0.0
-    return wait + call["time_limit"] + LEASE_GRACE
+    """Seconds the match's claim must last for the call: pooled, its wait to be sent and
+    until the pool's heartbeat renews it; else the bot's time and the recording of the
+    answer."""
+    if pooled:
+        return settings.BOTS_CALL_SEND_WITHIN + CALL_HELD
+    return call["time_limit"] + LEASE_GRACE
 
 
 def call_dispatch(call: dict, *, renew: bool = False) -> None:
@@ -317,6 +327,11 @@ def _statements(conn) -> dict[str, str]:
                 f"AND {quote('holder')} = %s"
             ),
             "at_ply": f" AND {quote('ply')} = %s",
+            "call_renew": (
+                f"UPDATE {lease} SET {quote('expires_at')} = %s WHERE {quote('match_id')} = %s "
+                f"AND {quote('holder')} = %s AND {quote('ply')} = %s "
+                f"AND {quote('calling_owner_id')} IS NOT NULL AND {quote('expires_at')} < %s"
+            ),
             "call_end": (
                 f"UPDATE {lease} SET {quote('calling_owner_id')} = NULL, "
                 f"{quote('expires_at')} = %s WHERE {quote('match_id')} = %s "
@@ -357,6 +372,9 @@ class CallPool:
         self.in_flight = 0
         # The tasks running, so that none is collected while it waits.
         self._tasks: set[asyncio.Task] = set()
+        # The claims of the calls in flight (match, holder, ply), which the heartbeat renews.
+        self._claims: dict[tuple[int, str, int], None] = {}
+        self.loop.call_soon_threadsafe(self.loop.call_later, CALL_BEAT, self._beat)
 
     def submit(self, call: dict) -> None:
         """Make the call on the loop; its answer is recorded by a recording thread.
@@ -368,8 +386,17 @@ class CallPool:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _beat(self) -> None:
+        """Renew the claims of the calls in flight (on a recording thread), every
+        CALL_BEAT seconds."""
+        if self._claims:
+            self.recorders.submit(claims_renew, list(self._claims))
+        self.loop.call_later(CALL_BEAT, self._beat)
+
     async def _make(self, call: dict) -> None:
         self.in_flight += 1
+        claim = (call["match_id"], call["holder"], call["ply"])
+        self._claims[claim] = None
         try:
             answer = await call_make_async(call, self.caller)
         except Exception:
@@ -379,6 +406,7 @@ class CallPool:
             return
         finally:
             self.in_flight -= 1
+            self._claims.pop(claim, None)
         self.recorders.submit(answer_record, call, answer)
 
 
@@ -389,6 +417,24 @@ def call_pool() -> CallPool:
         if _POOL is None:
             _POOL = CallPool()
         return _POOL
+
+
+def claims_renew(claims: list[tuple[int, str, int]]) -> None:
+    """Make the claims of these calls in flight last CALL_HELD seconds from now (never
+    shorter), where the call still holds its match's claim."""
+    from django.db import close_old_connections
+
+    close_old_connections()
+    held = _db_time(timezone.now() + timedelta(seconds=CALL_HELD))
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.executemany(
+                _statements(connection)["call_renew"],
+                [[held, match_id, holder, ply, held] for match_id, holder, ply in claims],
+            )
+    except Exception:
+        # The next beat tries again; a claim that lapses meanwhile is taken up again.
+        logger.exception("renewing %s claims of calls in flight failed", len(claims))
 
 
 def answer_record(call: dict, answer: dict) -> None:
