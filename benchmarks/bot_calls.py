@@ -286,8 +286,11 @@ def pool_only_run(options, broker, port: int, in_flight) -> dict:
         started = time.monotonic()
         for i in range(options.pool_only):
             bot_call.apply_async(
+                # A call for no match: the pool finds no claim to record its answer on.
                 ({"url": f"http://127.0.0.1:{port}/p/{i}", "secret": "s", "payload": payload,
-                  "time_limit": 30.0, "send_by": None},),
+                  "time_limit": 30.0, "send_by": None, "match_id": -i, "ply": 0, "seat": 0,
+                  "bot_id": 0, "owner_id": 0, "holder": "bench", "queued_at": time.time(),
+                  "recovers": False},),
                 queue=calls_queue,
             )  # fmt: skip
         queued = time.monotonic() - started
