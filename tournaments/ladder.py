@@ -24,7 +24,7 @@ from games.models import Match, Seat
 from games.seating import SeatHolder
 from tournaments import elo
 from tournaments.dispatch import after_commit
-from tournaments.models import LadderMatch, LadderPause, Rating
+from tournaments.models import LadderMatch, LadderPause
 from tournaments.pairing import Candidate, informative_table, seat_rotations
 from tournaments.pools import pool_of
 from tournaments.ratings import ratings_apply_match
@@ -55,65 +55,72 @@ def ladder_plan(
 
     A bot plays one ladder table at a time, and no two bots of one owner sit at a table
     (built-in bots, which the arena itself runs, are exempt). A reading only: the same
-    database and ``rng`` give the same tables.
+    database and ``rng`` give the same tables. Its reads do not grow with the tables:
+    the bots (the columns the choice needs), every pool's standings at once, and the
+    chosen bots.
     """
+    from tournaments.selectors import pools_standings
+
     if tables_per_pool is None:
         tables_per_pool = settings.LADDER_TABLES_PER_TICK
     unfinished = LadderMatch.objects.filter(
         match__status__in=[Match.Status.WAITING, Match.Status.ACTIVE]
     )
     active = unfinished.count()
+    if active >= settings.LADDER_MAX_ACTIVE:
+        return []
     busy = set(
         Seat.objects.filter(match__ladder_entry__in=unfinished).values_list("bot_id", flat=True)
     )
-    bots = [
-        bot
-        for bot in Bot.objects.filter(enabled=True, healthy=True, ladder_pause=None)
+    bots = list(
+        Bot.objects.filter(enabled=True, healthy=True, ladder_pause=None)
         .exclude(kind=Bot.Kind.CLIENT)
         .order_by("pk")
-    ]
-    plan: list[tuple[str, int, list[Bot]]] = []
-    for game, players in settings.LADDER_TABLES:
+        .values_list("pk", "owner_id", "kind", "games")
+    )
+    shapes = [(game, players) for game, players in settings.LADDER_TABLES]
+    standings = pools_standings([pool_of(game, players) for game, players in shapes])
+    chosen: list[tuple[str, int, list[int]]] = []
+    for game, players in shapes:
+        candidates = _ladder_candidates(game, bots, standings[pool_of(game, players)])
         for _ in range(tables_per_pool):
             if active >= settings.LADDER_MAX_ACTIVE:
-                return plan
-            free = [bot for bot in bots if game in (bot.games or []) and bot.pk not in busy]
-            table = _ladder_table(pool_of(game, players), players, free, rng)
+                break
+            free = [candidate for candidate in candidates if candidate.key not in busy]
+            table = informative_table(free, players, rng) if len(free) >= players else None
             if table is None:
                 break
-            plan.append((game, players, table))
-            busy.update(bot.pk for bot in table)
+            chosen.append((game, players, [candidate.key for candidate in table]))
+            busy.update(candidate.key for candidate in table)
             active += 1
-    return plan
+    seated = Bot.objects.in_bulk([pk for _, _, keys in chosen for pk in keys])
+    return [(game, players, [seated[pk] for pk in keys]) for game, players, keys in chosen]
 
 
-def _ladder_table(
-    pool: str, players: int, bots: list[Bot], rng: random.Random
-) -> list[Bot] | None:
-    from tournaments.selectors import pool_intervals
-
-    if len(bots) < players:
-        return None
-    fitted = pool_intervals(pool)
-    rated = {
-        bot_id: (rating, games)
-        for bot_id, rating, games in Rating.objects.filter(pool=pool).values_list(
-            "bot_id", "elo", "games"
-        )
-    }
-    by_key = {bot.pk: bot for bot in bots}
+def _ladder_candidates(game: str, bots: list[tuple], standings: dict) -> list[Candidate]:
+    """Return the bots that play ``game`` as the pairing's candidates, with their standing
+    in the pool (a bot never rated there stands at the initial Elo, unfitted)."""
     candidates = []
-    for bot in bots:
-        elo_now, games = rated.get(bot.pk, (elo.INITIAL_RATING, 0))
-        rating, low, high = fitted.get(bot.pk, (elo_now, None, None))
+    for pk, owner_id, kind, games in bots:
+        if game not in (games or []):
+            continue
+        standing = standings.get(pk)
+        builtin = kind == Bot.Kind.BUILTIN
+        if standing is None:
+            candidates.append(
+                Candidate(key=pk, owner=owner_id, builtin=builtin,
+                          rating=elo.INITIAL_RATING, games=0)
+            )  # fmt: skip
+            continue
+        fitted = standing.rating is not None
         candidates.append(
             Candidate(
-                key=bot.pk, owner=bot.owner_id, builtin=bot.kind == Bot.Kind.BUILTIN,
-                rating=rating, games=games, low=low, high=high,
+                key=pk, owner=owner_id, builtin=builtin,
+                rating=standing.rating if fitted else standing.elo, games=standing.games,
+                low=standing.low, high=standing.high, los=standing.los, below=standing.below,
             )
         )  # fmt: skip
-    table = informative_table(candidates, players, rng)
-    return None if table is None else [by_key[c.key] for c in table]
+    return candidates
 
 
 def _ladder_match_create(

@@ -211,3 +211,61 @@ def test_a_tick_never_seats_two_bots_of_one_owner(bot_factory, only_durak_2p, us
         assert len(tables) == 1
         (_, _, table), = tables
         assert {bot.owner_id for bot in table} == {alice.pk, bob.pk}
+
+
+def test_the_plan_tells_the_pairing_each_bots_neighbour_in_the_fit(
+    bot_factory, finished_match, only_durak_2p, monkeypatch
+):
+    import random
+
+    from tournaments import ladder
+    from tournaments.models import FitEntry
+    from tournaments.ratings import ratings_apply_pending, ratings_fit
+
+    bots = [bot_factory() for _ in range(4)]
+    for i, a in enumerate(bots):
+        for b in bots[i + 1 :]:
+            finished_match([a, b], loser=1)
+    ratings_apply_pending()
+    fit = ratings_fit(pool="durak-2p", bootstraps=20)
+    told = []
+    choose = ladder.informative_table
+    monkeypatch.setattr(
+        ladder, "informative_table", lambda c, *a, **k: told.extend(c) or choose(c, *a, **k)
+    )
+
+    ladder_plan(rng=random.Random(1))
+
+    lines = list(FitEntry.objects.filter(fit=fit).order_by("rank"))
+    expected = {
+        line.bot_id: (line.los, below.bot_id if below else None)
+        for line, below in zip(lines, [*lines[1:], None], strict=True)
+    }
+    assert {c.key: (c.los, c.below) for c in told} == expected
+
+
+def test_the_plans_reads_do_not_grow_with_its_tables(
+    bot_factory, finished_match, only_durak_2p, settings
+):
+    import random
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tournaments.ratings import ratings_apply_pending, ratings_fit
+
+    settings.LADDER_TABLES = [["durak", 2], ["durak", 3]]
+    bots = [bot_factory() for _ in range(15)]
+    for a, b in zip(bots, bots[1:], strict=False):
+        finished_match([a, b], loser=1)
+    ratings_apply_pending()
+    ratings_fit(pool="durak-2p", bootstraps=0)
+
+    def reads(tables):
+        with CaptureQueriesContext(connection) as queries:
+            planned = ladder_plan(rng=random.Random(1), tables_per_pool=tables)
+        return len(planned), len(queries)
+
+    one, many = reads(1), reads(3)
+    assert (one[0], many[0]) == (2, 6)
+    assert one[1] == many[1]
