@@ -4,7 +4,7 @@ The rate-limit counters (cardserver/throttling.py) live here when there is no Re
 Django's ``incr()`` reads the value and writes it back, so two processes counting at
 once could both write the same count and one request would go uncounted. Here the read
 and the write are one transaction that holds a lock: the database's write lock on
-SQLite (transactions begin IMMEDIATE, cardserver/settings.py), a transaction-scoped
+SQLite (transactions begin IMMEDIATE, cardserver/settings/base.py), a transaction-scoped
 advisory lock on the key on PostgreSQL.
 """
 

@@ -31,9 +31,9 @@ logger = logging.getLogger(__name__)
 DEADLINE_GRACE = 1.0
 # The longest a deadline watch waits before it looks again. A Redis broker gives a
 # message that a worker has held unacknowledged for longer than its visibility timeout
-# (two hours here, cardserver/settings.py) to another worker as well, and a watch due in
-# a day, held all that time, would be duplicated every time, each copy sending itself
-# again.
+# (two hours here, cardserver/settings/queues.py) to another worker as well, and a watch
+# due in a day, held all that time, would be duplicated every time, each copy sending
+# itself again.
 DEADLINE_WATCH_MAX_WAIT = 1800.0
 
 

@@ -14,6 +14,7 @@ import logging
 import secrets
 from collections.abc import Callable, Sequence
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -23,13 +24,17 @@ from django.utils import timezone
 from bots.driver import match_play_to_end
 from bots.models import Bot
 from games.engine import load_game
-from games.errors import MatchError
+from games.errors import InvalidMatchRequest, MatchError
 from games.events import Change, match_changed_announce
 from games.models import Match
+from games.services import bot_seat_check
 from tournaments.dispatch import after_commit, inline_play, inline_playing, send_fit, send_round
 from tournaments.models import Entrant, Tournament, TournamentMatch
 from tournaments.ratings import ratings_apply
 from tournaments.schedule import build_schedule, check_options, cycles_of, duplicate_decks
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +48,7 @@ class TournamentError(ValueError):
 
 def tournament_create(
     *,
-    creator,
+    creator: User | None,
     name: str,
     game: str,
     players: int,
@@ -60,6 +65,9 @@ def tournament_create(
     """Create a tournament and every match of its schedule (none started yet).
 
     Raise TournamentError when the options or the entrants do not make a tournament.
+    ``creator`` None or staff is the arena, which may enter anyone's bot; anyone else
+    enters only the bots they may seat in a match (their own and the built-in ones), rated
+    or not: an entry spends the bot's calls, and its forfeits cost it its health.
     """
     if deck_size is None:
         deck_size = 32 if game == "volynshchik" else 36
@@ -81,6 +89,11 @@ def tournament_create(
             raise TournamentError(f"bot {bot.name} does not play {game}")
         if not bot.enabled:
             raise TournamentError(f"bot {bot.name} is disabled")
+        if creator is not None and not creator.is_staff:
+            try:
+                bot_seat_check(bot=bot, user=creator)
+            except InvalidMatchRequest as exc:
+                raise TournamentError(str(exc)) from None
     if move_time_limit <= 0:
         raise TournamentError("the time limit per move must be positive")
 

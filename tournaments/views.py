@@ -1,6 +1,7 @@
 """The tournaments and ratings API (the pages are web's).
 
-Anyone may read. Any signed-in user may create an unrated tournament of existing bots;
+Anyone may read. Any signed-in user may create an unrated tournament of their own bots
+and the built-in ones (``tournaments.services.tournament_create`` holds the rule);
 rated tournaments, which move the leaderboards, are for staff. A tournament's creator
 or staff may start and cancel it.
 """

@@ -1,0 +1,43 @@
+"""Bots: which URLs they may have, their time, health, and the I/O pool of their calls."""
+
+import os
+
+from cardserver.settings.base import DEBUG
+from cardserver.settings.env import env_bool
+from cardserver.settings.queues import CELERY_TASK_DEFAULT_QUEUE
+
+# Whether bot URLs may lead to loopback, private, link-local or multicast addresses: on in
+# development and tests (bots on localhost), off in production, where a bot URL pointing
+# into the arena's own network would let anyone reach its database or cloud metadata.
+BOTS_ALLOW_PRIVATE_URLS = env_bool("BOTS_ALLOW_PRIVATE_URLS", default=DEBUG)
+# Seconds an HTTP bot has for a move when its match, tournament or ladder sets none.
+BOTS_DEFAULT_MOVE_TIME_LIMIT = 5.0
+# Failed pings or forfeits in a row after which a bot is marked unhealthy.
+BOTS_UNHEALTHY_AFTER = 3
+# Built-in players' moves in a row that the bot driver appends in one transaction: a
+# decision costs microseconds, a write a millisecond or more; short enough that a match
+# in progress keeps a log to resume from and spectators see it move.
+BOTS_BUILTIN_MOVES_PER_WRITE = int(os.environ.get("BOTS_BUILTIN_MOVES_PER_WRITE") or 16)
+# The I/O pool: the Celery queue on which HTTP bots' calls wait for their bots, read by
+# the `bot-calls` worker (a thread pool of high concurrency, docker/compose.yaml), so that
+# a bot that thinks holds a thread, never one of the CPU workers' processes. Empty: each
+# call is made by the worker that plays the turn (the behaviour before the pool). A test
+# or benchmark with a default queue of its own gets a call queue of its own with it.
+BOTS_CALL_QUEUE = os.environ.get("BOTS_CALL_QUEUE", "").strip() or (
+    "bot-calls"
+    if CELERY_TASK_DEFAULT_QUEUE == "celery"
+    else f"{CELERY_TASK_DEFAULT_QUEUE}-bot-calls"
+)
+if BOTS_CALL_QUEUE == "-":
+    BOTS_CALL_QUEUE = ""
+# Calls of one owner's bots that may be queued or in flight at once; more wait (as the
+# arena's delay, never the bot's) until one ends, so that one owner's many slow bots
+# cannot take the whole pool.
+BOTS_CALLS_PER_OWNER = int(os.environ.get("BOTS_CALLS_PER_OWNER") or 100)
+# Seconds a queued call may wait for a thread of the pool; one not sent by then is queued
+# anew (the match's claim covers this wait, the bot's time and a grace).
+BOTS_CALL_SEND_WITHIN = float(os.environ.get("BOTS_CALL_SEND_WITHIN") or 10.0)
+# Seconds an arena turn may go with no move and no live driver claim before beat's
+# bots.tasks.resume_abandoned_turns (every 10 s) hands it to a driver again: a driver
+# that died lets go of its claim within seconds, and its match is taken up within ~30 s.
+BOTS_TURN_ABANDONED_AFTER = float(os.environ.get("BOTS_TURN_ABANDONED_AFTER") or 15.0)

@@ -1,0 +1,36 @@
+"""Live streams and waits (games/live.py, games/streams.py)."""
+
+import os
+
+from cardserver.settings.base import CACHE_URL
+from cardserver.settings.queues import CELERY_BROKER_URL
+
+# Where a change of a match is published so that every web process wakes its waiters:
+# a Redis URL (pub/sub), by default CACHE_URL's or the broker's Redis; "off" (or no Redis
+# at all) is the embedded hub, which polls the database once per tick per process.
+_live_url = os.environ.get("LIVE_PUBSUB_URL", "").strip()
+if not _live_url:
+    _live_url = next(
+        (
+            url
+            for url in (CACHE_URL, CELERY_BROKER_URL)
+            if url.startswith(("redis://", "rediss://", "unix://"))
+        ),
+        "",
+    )
+LIVE_PUBSUB_URL = "" if _live_url.lower() == "off" else _live_url
+# Channels are named <prefix><database name>:<key>: Redis shares channels across its
+# numbered databases, so two arenas on one Redis must not hear each other.
+LIVE_CHANNEL_PREFIX = "arena:live:"
+# Embedded hub: seconds between two reads of the watched matches.
+LIVE_POLL_INTERVAL = float(os.environ.get("LIVE_POLL_INTERVAL") or 0.1)
+# Threads (each with its database connection) reading matches for streams and waits.
+LIVE_READ_THREADS = int(os.environ.get("LIVE_READ_THREADS") or 8)
+# Seconds between two keep-alive comments of an idle stream (proxies close silent ones).
+LIVE_KEEPALIVE = float(os.environ.get("LIVE_KEEPALIVE") or 20.0)
+# Open streams allowed per account and per client IP, in one web process (0: no cap).
+LIVE_MAX_STREAMS_PER_ACCOUNT = int(os.environ.get("LIVE_MAX_STREAMS_PER_ACCOUNT") or 16)
+LIVE_MAX_STREAMS_PER_IP = int(os.environ.get("LIVE_MAX_STREAMS_PER_IP") or 256)
+# A stream whose client has not taken an event within this many seconds is cut off
+# (its socket buffer is full): a slow reader is never buffered without bound.
+LIVE_SEND_TIMEOUT = float(os.environ.get("LIVE_SEND_TIMEOUT") or 10.0)
