@@ -189,13 +189,16 @@ def _init(banks: dict[str, str]) -> None:
         _BANK[shape] = np.load(path)
 
 
-def simulate(task: tuple[str, str, int, int, int, tuple[int, ...]]) -> dict:
+def simulate(task: tuple) -> dict:
     """Run one seeded ladder until its order is confident; return games and verdict.
+
+    ``task``: (shape, policy, seed, max games, bootstraps, true order[, rating model]);
+    the model orders the leaderboard, ``bt`` (``fit_ratings``) unless named.
 
     The results are kept as distinct outcomes with counts (``fit_ratings(counts=...)``),
     so that a fit costs the same after 100 games or 20,000.
     """
-    shape, policy, seed, max_games, bootstraps, truth = task
+    shape, policy, seed, max_games, bootstraps, truth, *model = task
     pairing, duplicate, linked, told_los = POLICIES[policy]
     bank = _BANK[shape]
     _, players = parse_shape(shape)
@@ -203,7 +206,13 @@ def simulate(task: tuple[str, str, int, int, int, tuple[int, ...]]) -> dict:
     combos = {c: t for t, c in enumerate(itertools.combinations(range(size), players))}
     rng = random.Random(seed)
     draw = random.Random(f"deals:{seed}")
-    results = Outcomes(linked)
+    if model and model[0] != "bt":
+        # The leaderboard of another rating model (benchmarks.rating_models).
+        from benchmarks.rating_models import LEADERBOARDS
+
+        results = LEADERBOARDS[model[0]](linked)
+    else:
+        results = Outcomes(linked)
     games = dict.fromkeys(range(size), 0)
     fitted: dict[int, dict] = {}
     next_check = 0
