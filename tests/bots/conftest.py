@@ -1,13 +1,17 @@
-"""HTTP bots on 127.0.0.1 for the tests of bot registration and bot turns.
+"""HTTP bots on 127.0.0.1 for the tests of the bot protocol, bot registration and bot turns.
 
-Standard library only, so that importing this file pulls in no Django (the kit and
-protocol tests in this folder run without it too).
+Standard library and the bot kit only at import, so that this file pulls in no Django:
+the kit and protocol tests in this folder run without it
+(``-p no:django --confcutdir=tests/bots``). The fixtures that need Django or the engine
+import them when used.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,12 +21,15 @@ import pytest
 from bots.kit import BotServer, make_server
 
 Behaviour = Callable[[BaseHTTPRequestHandler, dict], None]
+# The secret the test bots share with the arena.
+SECRET = "test-bot-secret"
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     behaviour: Behaviour
     requests: list[dict]
+    client_ports: set[int]
     release: threading.Event
 
     def handle_error(self, request, client_address) -> None:
@@ -35,9 +42,16 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
 
     def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        request = {"path": self.path, "headers": dict(self.headers), "body": json.loads(body)}
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        request = {
+            "path": self.path,
+            "headers": dict(self.headers),
+            "raw": raw,
+            "body": json.loads(raw),
+        }
         self.server.requests.append(request)
+        self.server.client_ports.add(self.client_address[1])
+        # The arena hangs up on hostile bots: that is the point of the tests.
         with contextlib.suppress(OSError):
             self.server.behaviour(self, request)
 
@@ -56,19 +70,56 @@ def reply(handler: BaseHTTPRequestHandler, content: bytes, status: int = 200, **
     handler.wfile.write(content)
 
 
+# -- behaviours that several test modules give their bots ---------------------------------
+
+
+def pong(handler: BaseHTTPRequestHandler, request: dict) -> None:
+    """Answer every request like a healthy bot that does not check signatures."""
+    reply(handler, b'{"pong": true}')
+
+
+def first_legal_move(handler: BaseHTTPRequestHandler, request: dict) -> None:
+    reply(handler, json.dumps({"move": request["body"]["legal_moves"][0]}).encode())
+
+
+def sleep_past_deadline(handler: BaseHTTPRequestHandler, request: dict) -> None:
+    handler.server.release.wait(5)
+
+
+def answer_10_mib(handler: BaseHTTPRequestHandler, request: dict) -> None:
+    reply(handler, b'{"move": "' + b"x" * (10 * 1024 * 1024) + b'"}')
+
+
+def answer_500(handler: BaseHTTPRequestHandler, request: dict) -> None:
+    reply(handler, b'{"error": "boom"}', status=500)
+
+
+def close_connection(handler: BaseHTTPRequestHandler, request: dict) -> None:
+    handler.close_connection = True
+    handler.connection.shutdown(socket.SHUT_RDWR)
+
+
+# -- fixtures -----------------------------------------------------------------------------
+
+
 @pytest.fixture
-def http_bot() -> Iterator[Callable[[Behaviour], tuple[str, _Server]]]:
-    """Return ``start(behaviour) -> (url, server)``: a scripted bot on 127.0.0.1.
+def http_bot() -> Iterator[Callable[..., tuple[str, _Server]]]:
+    """Return ``start(behaviour, tls=None) -> (url, server)``: a scripted bot on 127.0.0.1.
 
     ``behaviour(handler, request)`` answers each POST (``request["body"]`` is the parsed
-    JSON); ``server.requests`` lists what the bot received; ``server.release`` is set
-    when the test ends, to wake a bot that sleeps.
+    JSON, ``request["raw"]`` its bytes); ``server.requests`` lists what the bot received
+    and ``server.client_ports`` the ports it was called from; ``server.release`` is set
+    when the test ends, to wake a bot that sleeps. With ``tls`` (a server SSL context)
+    the bot speaks HTTPS. The port is ephemeral.
     """
     servers: list[_Server] = []
 
-    def start(behaviour: Behaviour) -> tuple[str, _Server]:
+    def start(behaviour: Behaviour, tls: ssl.SSLContext | None = None) -> tuple[str, _Server]:
         server = _Server(("127.0.0.1", 0), _Handler)
+        if tls is not None:
+            server.socket = tls.wrap_socket(server.socket, server_side=True)
         server.behaviour, server.requests, server.release = behaviour, [], threading.Event()
+        server.client_ports = set()
         threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}/move", server
@@ -110,3 +161,63 @@ def no_match_tasks(monkeypatch):
     monkeypatch.setattr(
         match_tasks.enforce_move_deadline, "apply_async", lambda *args, **kwargs: None
     )
+
+
+@pytest.fixture
+def caller():
+    """Return the arena's bot caller, allowed to call bots on 127.0.0.1."""
+    from bots.caller import BotCaller
+
+    with BotCaller(allow_private=True) as bot_caller:
+        yield bot_caller
+
+
+@pytest.fixture
+def position():
+    """Return a Durak deal's first position, where a two-card attack is legal."""
+    from games.engine import load_game
+
+    return load_game("durak", players=2).deal(seed=1, dealer=0)
+
+
+@pytest.fixture
+def builtin(db) -> dict:
+    """Return the built-in bots by name."""
+    from bots import services
+
+    return {bot.name: bot for bot in services.builtin_bots_ensure()}
+
+
+@pytest.fixture
+def http_bot_record(user):
+    """Return ``make(url, name="webbot") -> Bot``: an HTTP bot of ``user`` at ``url``,
+    signing with ``SECRET``."""
+    from bots.models import Bot
+
+    def make(url: str, name: str = "webbot") -> Bot:
+        return Bot.objects.create(
+            name=name,
+            owner=user,
+            kind=Bot.Kind.HTTP,
+            url=url,
+            secret=SECRET,
+            games=["durak", "volynshchik"],
+        )
+
+    return make
+
+
+@pytest.fixture
+def http_bot_of(user, http_bot):
+    """Return ``make(name="hb", behaviour=pong) -> (Bot, secret, server)``: an HTTP bot of
+    ``user`` registered through the service."""
+    from bots import services
+
+    def make(name: str = "hb", behaviour=pong):
+        url, server = http_bot(behaviour)
+        bot, secret = services.bot_register(
+            owner=user, name=name, kind="http", games=["durak"], url=url
+        )
+        return bot, secret, server
+
+    return make

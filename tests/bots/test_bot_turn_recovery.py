@@ -1,0 +1,251 @@
+"""The bot-turn driver when drivers, workers and deadlines meet one turn: a claimed turn is
+asked once, a lapsed or abandoned one is taken over, an overdue arena turn is played, not
+forfeited, and a pool call sent too late is queued anew."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from bots import driver
+from bots.kit.serve import load_strategy
+from bots.models import BotTurnLease
+from games.models import Match, Move
+from tests.bots.arena_matches import (
+    assert_finished_by_the_rules,
+    new_match,
+    overdue,
+    play_until_seat_to_move,
+)
+from tests.bots.conftest import (
+    SECRET,
+    answer_500,
+    first_legal_move,
+)
+
+
+def test_claimed_turn_is_not_asked_twice(user, builtin, http_bot, http_bot_record):
+    url, server = http_bot(answer_500)
+    web = http_bot_record(url)
+    match = new_match(user, [web, builtin["random"]], time_limit=60)
+    play_until_seat_to_move(match, 0)
+    # Another worker is playing this match's bot turns right now.
+    BotTurnLease.objects.create(
+        match_id=match.pk,
+        holder="another-worker",
+        ply=match.ply,
+        expires_at=timezone.now() + timedelta(seconds=60),
+    )
+
+    assert driver.bot_turns_play(match_id=match.pk) == 0
+    assert server.requests == []
+    match.refresh_from_db()
+    assert match.status == Match.Status.ACTIVE
+
+
+def test_lapsed_claim_is_taken_over(user, builtin, http_bot, http_bot_record):
+    url, server = http_bot(answer_500)
+    web = http_bot_record(url)
+    match = new_match(user, [builtin["random"], web], time_limit=60)
+    play_until_seat_to_move(match, 1)
+    # A worker died while it played this match.
+    BotTurnLease.objects.create(
+        match_id=match.pk,
+        holder="dead-worker",
+        ply=match.ply,
+        expires_at=timezone.now() - timedelta(seconds=1),
+    )
+
+    driver.bot_turns_play(match_id=match.pk)
+
+    match.refresh_from_db()
+    assert match.end_reason == "http_status"
+    assert len(server.requests) == 1
+
+
+def test_turn_sent_after_its_deadline_gives_the_bot_its_whole_time_and_counts_the_delay(
+    user, builtin, http_bot, http_bot_record
+):
+    url, server = http_bot(first_legal_move)
+    web = http_bot_record(url)
+    match = new_match(user, [builtin["random"], web], time_limit=60)
+    play_until_seat_to_move(match, 1)
+    ply = Match.objects.get(pk=match.pk).ply
+    # The arena comes to ask the bot after the move's deadline (a worker was busy): the
+    # delay is the arena's, and the bot still has its whole limit from the send.
+    Match.objects.filter(pk=match.pk).update(deadline_at=timezone.now() - timedelta(seconds=5))
+
+    driver.bot_turns_play(match_id=match.pk, max_moves=1)
+
+    match.refresh_from_db()
+    assert match.forfeit_seat is None and match.ply == ply + 1
+    assert server.requests[0]["body"]["time_limit_ms"] == 60_000
+    move = Move.objects.get(match=match, ply=ply)
+    assert move.queued_at <= move.sent_at <= move.received_at
+
+
+def test_built_in_bots_resumed_after_their_deadline_play_on(user, builtin):
+    match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
+    overdue(match)
+
+    driver.bot_turns_play(match_id=match.pk)
+
+    assert_finished_by_the_rules(match)
+
+
+def test_sweep_gives_an_overdue_built_in_turn_to_the_driver_instead_of_forfeiting(
+    user, builtin, celery_eager, django_capture_on_commit_callbacks
+):
+    from games.clock import matches_overdue_forfeit
+
+    match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
+    overdue(match)
+
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        forfeited = matches_overdue_forfeit()
+
+    assert forfeited == [] and sent  # the turn, handed to the driver after commit
+    assert_finished_by_the_rules(match)
+
+
+def test_deadline_watch_gives_an_overdue_built_in_turn_to_the_driver_and_looks_again_later(
+    user, builtin, monkeypatch, django_capture_on_commit_callbacks
+):
+    from games import tasks as match_tasks
+    from games.clock import DEADLINE_GRACE
+
+    match = new_match(user, [builtin["random"], builtin["greedy"]], time_limit=1)
+    overdue(match)
+    watches = []
+    monkeypatch.setattr(
+        match_tasks.enforce_move_deadline,
+        "apply_async",
+        lambda args, countdown: watches.append((args, countdown)),
+    )
+
+    with django_capture_on_commit_callbacks() as notices:
+        assert match_tasks.enforce_move_deadline.run(match.pk) is False
+
+    assert len(notices) == 1  # the turn, handed to a driver once the check commits
+    assert watches == [((match.pk,), match_tasks.ARENA_TURN_RECHECK + DEADLINE_GRACE)]
+    match.refresh_from_db()
+    assert (match.status, match.ply) == (Match.Status.ACTIVE, 0)
+
+
+def test_sweep_leaves_an_overdue_http_bot_turn_to_the_driver_which_asks_the_bot(
+    user, builtin, http_bot, http_bot_record, celery_eager, django_capture_on_commit_callbacks
+):
+    from games.clock import matches_overdue_forfeit
+
+    url, server = http_bot(answer_500)
+    web = http_bot_record(url)
+    match = new_match(user, [builtin["random"], web], time_limit=60)
+    play_until_seat_to_move(match, 1)
+    overdue(match)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert matches_overdue_forfeit() == []
+
+    # Not forfeited on time for the arena's lateness: the bot was asked, and its own fault
+    # (an HTTP 500) is what it loses for.
+    match.refresh_from_db()
+    assert (match.end_reason, match.forfeit_seat) == ("http_status", 1)
+    assert len(server.requests) == 1
+    web.refresh_from_db()
+    assert web.consecutive_failures == 1
+
+
+def test_driver_sends_no_turn_notice_for_the_moves_it_plays_itself(
+    user, builtin, kit_http_bot, http_bot_record, transactional_db, monkeypatch
+):
+    from bots import tasks as bot_tasks
+    from games import tasks as match_tasks
+
+    notices = []
+    monkeypatch.setattr(bot_tasks.match_turn_started, "delay", lambda *a: notices.append(a))
+    monkeypatch.setattr(match_tasks.enforce_move_deadline, "apply_async", lambda *a, **k: None)
+    url, _server = kit_http_bot(SECRET, load_strategy("greedy", seed=1))
+    web = http_bot_record(url)
+    match = new_match(user, [builtin["random"], web])
+    started = list(notices)
+
+    driver.bot_turns_play(match_id=match.pk)
+
+    assert_finished_by_the_rules(match)
+    assert Move.objects.filter(match=match, seat=1).exists()
+    assert notices == started
+
+
+def test_driver_started_again_while_it_plays_returns_at_once_without_a_query(
+    user, builtin, transactional_db, monkeypatch
+):
+    from games import play
+
+    match = new_match(user, [builtin["random"], builtin["greedy"]])
+    append = play.match_moves_append
+    inner = []
+
+    def start_again_then_append(*, match_id, ply, moves):
+        # What a turn notice run eagerly in this thread would do while the driver plays (a
+        # person's move's commit in development, with CELERY_TASK_ALWAYS_EAGER).
+        with CaptureQueriesContext(connection) as queries:
+            inner.append(driver.bot_turns_play(match_id=match_id))
+        inner.append(len(queries.captured_queries))
+        return append(match_id=match_id, ply=ply, moves=moves)
+
+    monkeypatch.setattr(play, "match_moves_append", start_again_then_append)
+
+    driver.bot_turns_play(match_id=match.pk)
+
+    assert_finished_by_the_rules(match)
+    assert inner and set(inner) == {0}
+
+
+def test_arena_turn_whose_driver_died_is_handed_over_again_and_a_live_one_is_not(
+    user, builtin, settings, monkeypatch
+):
+    from bots import tasks as bot_tasks
+
+    settings.BOTS_TURN_ABANDONED_AFTER = 15.0
+    dead, alive = (new_match(user, [builtin["random"], builtin["greedy"]]) for _ in range(2))
+    long_ago = timezone.now() - timedelta(seconds=20)
+    Match.objects.filter(pk__in=[dead.pk, alive.pk]).update(turn_started_at=long_ago)
+    # The dead driver's claim lapsed; the live one's runs on.
+    BotTurnLease.objects.create(match=dead, holder="dead", ply=0, expires_at=long_ago)
+    BotTurnLease.objects.create(
+        match=alive, holder="alive", ply=0, expires_at=timezone.now() + timedelta(seconds=5)
+    )
+    sent = []
+    monkeypatch.setattr(bot_tasks.match_turn_started, "delay", lambda *args: sent.append(args))
+
+    assert bot_tasks.resume_abandoned_turns() == 1
+
+    assert sent == [(dead.pk, 0)]
+
+
+def test_call_that_waited_past_its_send_by_is_not_sent_but_queued_anew(
+    user, builtin, http_bot, http_bot_record, monkeypatch
+):
+    from bots import calls, tasks
+
+    url, server = http_bot(answer_500)
+    web = http_bot_record(url)
+    match = new_match(user, [builtin["random"], web], time_limit=5.0)
+    play_until_seat_to_move(match, 1)
+    queued = []
+    monkeypatch.setattr(calls, "pool_enabled", lambda: True)
+    monkeypatch.setattr(tasks.bot_call, "apply_async", lambda args, queue: queued.append(args[0]))
+    driver.bot_turns_play(match_id=match.pk, pool=True)
+    (call,) = queued
+
+    late = calls.call_make({**call, "send_by": time.time() - 1})
+    calls.answer_play(call, late)
+
+    assert late == {"late": True} and server.requests == []
+    assert len(queued) == 2 and queued[1]["queued_at"] == call["queued_at"]
+    match.refresh_from_db()
+    assert match.status == Match.Status.ACTIVE and match.forfeit_seat is None
