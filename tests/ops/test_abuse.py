@@ -232,7 +232,7 @@ def test_counters_expire_with_their_window(api_client, rates):
 def test_two_web_processes_count_against_one_limit(tmp_path, cache):
     from benchmarks.harness import free_port, stop_process_group, wait_until
     from tests.ops.services import port_open
-    from tests.test_foundation import BASE_DIR, clean_environment
+    from tests.processes import BASE_DIR, clean_environment
 
     variables = {"THROTTLE_LOGIN": "15/hour"}
     if cache == "broker-redis":

@@ -138,7 +138,7 @@ def test_schemathesis_with_every_check_and_the_stateful_phase_finds_nothing(tmp_
 
     from benchmarks.harness import free_port, stop_process_group, wait_until
     from tests.ops.services import port_open
-    from tests.test_foundation import BASE_DIR, clean_environment
+    from tests.processes import BASE_DIR, clean_environment
 
     environment = clean_environment(
         tmp_path / "var",
