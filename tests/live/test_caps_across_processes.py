@@ -21,7 +21,7 @@ from rest_framework.authtoken.models import Token
 from benchmarks.harness import free_port, stop_process_group, wait_until
 from tests.live.server import headers_for, open_stream
 from tests.matches import start_match
-from tests.test_foundation import BASE_DIR, clean_environment, worker_database_url
+from tests.processes import BASE_DIR, clean_environment, worker_database_url
 
 pytestmark = [
     pytest.mark.real_services,
