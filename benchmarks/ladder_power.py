@@ -27,7 +27,10 @@ The policies:
   rotations fitted as independent deals;
 - ``dup-linked``: as ``dup``, the rotations linked in the fit (``groups``);
 - ``info``: pairing by information (``informative_table``), one deal per table;
-- ``after``: pairing by information, duplicate tables, rotations linked.
+- ``after``: pairing by information, duplicate tables, rotations linked: the ladder;
+- ``after-intervals``: as ``after``, the pairing told the two intervals only and not
+  the fit's likelihood of superiority between neighbours (the ladder until the pairing
+  read it: see ``tournaments.pairing``).
 
 Same seeds for every policy: run ``i`` of every policy uses seed ``--first-seed + i``.
 """
@@ -67,12 +70,13 @@ DECKS = {"durak-2p": 800, "durak-3p": 200, "durak-4p": 100, "volynshchik-3p": 30
          "volynshchik-4p": 150}  # fmt: skip
 SHAPES = ("durak-2p", "durak-3p", "durak-4p", "volynshchik-3p", "volynshchik-4p")
 POLICIES = {
-    # name: (pairing, duplicate, linked)
-    "before": ("closest", False, False),
-    "dup": ("closest", True, False),
-    "dup-linked": ("closest", True, True),
-    "info": ("informative", False, False),
-    "after": ("informative", True, True),
+    # name: (pairing, duplicate, linked, the pairing told the fit's LOS)
+    "before": ("closest", False, False, False),
+    "dup": ("closest", True, False, False),
+    "dup-linked": ("closest", True, True, False),
+    "info": ("informative", False, False, True),
+    "after": ("informative", True, True, True),
+    "after-intervals": ("informative", True, True, False),
 }
 
 
@@ -185,30 +189,38 @@ def _init(banks: dict[str, str]) -> None:
         _BANK[shape] = np.load(path)
 
 
-def simulate(task: tuple[str, str, int, int, int, tuple[int, ...]]) -> dict:
+def simulate(task: tuple) -> dict:
     """Run one seeded ladder until its order is confident; return games and verdict.
+
+    ``task``: (shape, policy, seed, max games, bootstraps, true order[, rating model]);
+    the model orders the leaderboard, ``bt`` (``fit_ratings``) unless named.
 
     The results are kept as distinct outcomes with counts (``fit_ratings(counts=...)``),
     so that a fit costs the same after 100 games or 20,000.
     """
-    shape, policy, seed, max_games, bootstraps, truth = task
-    pairing, duplicate, linked = POLICIES[policy]
+    shape, policy, seed, max_games, bootstraps, truth, *model = task
+    pairing, duplicate, linked, told_los = POLICIES[policy]
     bank = _BANK[shape]
     _, players = parse_shape(shape)
     size = len(epsilons(shape))
     combos = {c: t for t, c in enumerate(itertools.combinations(range(size), players))}
     rng = random.Random(seed)
     draw = random.Random(f"deals:{seed}")
-    results = Outcomes(linked)
+    if model and model[0] != "bt":
+        # The leaderboard of another rating model (benchmarks.rating_models).
+        from benchmarks.rating_models import LEADERBOARDS
+
+        results = LEADERBOARDS[model[0]](linked)
+    else:
+        results = Outcomes(linked)
     games = dict.fromkeys(range(size), 0)
-    fitted: dict[int, tuple[float, float, float]] = {}
+    fitted: dict[int, dict] = {}
     next_check = 0
     while results.deals < max_games:
         candidates = [
-            Candidate(key=b, owner=b, builtin=False, games=games[b],
-                      rating=fitted.get(b, (1500.0,))[0],
-                      low=fitted[b][1] if b in fitted else None,
-                      high=fitted[b][2] if b in fitted else None)
+            Candidate(key=b, owner=b, builtin=False, games=games[b], **fitted[b])
+            if b in fitted else
+            Candidate(key=b, owner=b, builtin=False, games=games[b], rating=1500.0)
             for b in games
         ]  # fmt: skip
         if pairing == "closest":
@@ -230,7 +242,11 @@ def simulate(task: tuple[str, str, int, int, int, tuple[int, ...]]) -> dict:
             continue
         next_check = math.ceil(results.deals * 1.03) if results.deals > 100 else 0
         entries = results.fit(anchor(shape), 0)
-        fitted = {e.player: (e.rating, e.low, e.high) for e in entries}
+        fitted = {
+            e.player: {"rating": e.rating, "low": e.low, "high": e.high}
+            | ({"los": e.los, "below": below and below.player} if told_los else {})
+            for e, below in zip(entries, [*entries[1:], None], strict=True)
+        }
         if _confident(entries) and len(entries) == size:
             entries = results.fit(anchor(shape), bootstraps)
             if _confident(entries):

@@ -72,10 +72,11 @@ def run(options) -> dict[str, list[float]]:
             rating = rng.gauss(1500, 200)
             half = rng.uniform(20, 300)
             lines.append((bot, rating, half, rng.randrange(1, 500)))
+        lines.sort(key=lambda line: -line[1])
         FitEntry.objects.bulk_create(
-            FitEntry(fit=fit, bot=bot, rank=0, rating=r, low=r - h, high=r + h, games=g,
-                     losses=0, provisional=False)
-            for bot, r, h, g in lines
+            FitEntry(fit=fit, bot=bot, rank=rank, rating=r, low=r - h, high=r + h, games=g,
+                     losses=0, provisional=False, los=rng.uniform(0.5, 1.0))
+            for rank, (bot, r, h, g) in enumerate(lines, start=1)
         )  # fmt: skip
         Rating.objects.bulk_create(
             Rating(pool=pool, bot=bot, elo=r, games=g) for bot, r, _, g in lines

@@ -26,13 +26,28 @@ import argparse
 import itertools
 import json
 import math
+import multiprocessing
+import os
 import random
+import statistics
+from dataclasses import dataclass
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 
-from benchmarks.ladder_power import DECKS, anchor, bank_path, epsilons, parse_shape
-from tournaments.bradley_terry import ELO_PER_NATURAL_UNIT, fit_ratings
+from benchmarks.ladder_power import (
+    DECKS,
+    Outcomes,
+    _init,
+    anchor,
+    bank_path,
+    bank_results,
+    epsilons,
+    parse_shape,
+    simulate,
+)
+from tournaments.bradley_terry import CONNECTING_DRAWS, ELO_PER_NATURAL_UNIT, fit_ratings
 
 SHAPES = ("durak-2p", "durak-3p", "durak-4p", "volynshchik-3p", "volynshchik-4p")
 
@@ -143,16 +158,199 @@ def log_loss(predict, test) -> float:
     return -sum(math.log(max(predict(seats)[loser], 1e-12)) for seats, loser in test) / len(test)
 
 
+# --- Games to a confident order: each model as the leaderboard of the simulated ladder ---
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A leaderboard line, as ``fit_ratings``'s entries: what the simulated ladder reads."""
+
+    player: int
+    rating: float
+    low: float
+    high: float
+    los: float | None
+
+
+def _lines(ratings: dict[int, float], covariance) -> list[Line]:
+    """Return the lines best first; ``covariance(i, j)`` of the ratings (Elo scale)."""
+    order = sorted(ratings, key=lambda p: (-ratings[p], p))
+    lines = []
+    for rank, p in enumerate(order):
+        sd = math.sqrt(max(covariance(p, p), 0.0))
+        los = None
+        if rank + 1 < len(order):
+            q = order[rank + 1]
+            variance = covariance(p, p) + covariance(q, q) - 2.0 * covariance(p, q)
+            difference = ratings[p] - ratings[q]
+            los = NormalDist().cdf(difference / math.sqrt(variance)) if variance > 0 else 1.0
+        lines.append(Line(p, ratings[p], ratings[p] - 1.96 * sd, ratings[p] + 1.96 * sd, los))
+    return lines
+
+
+class PlackettLuceBoard(Outcomes):
+    """The leaderboard of the fool-choice Plackett-Luce fit (``pl_fit``'s model) over the
+    ladder's distinct outcomes; its spread is the inverse curvature, or, with the rotations
+    linked, the tables' cluster-robust (sandwich) variance, as ``fit_ratings`` does. No
+    bootstrap: ``bootstraps`` is ignored."""
+
+    def fit(self, anchor_player: int, bootstraps: int) -> list[Line]:
+        decided = [i for i, loser in enumerate(self.losers) if loser is not None]
+        players = sorted({p for table in self.tables for p in table})
+        index = {p: k for k, p in enumerate(players)}
+        seats = np.array([[index[p] for p in self.tables[i]] for i in decided])
+        losers = np.array([self.losers[i] for i in decided])
+        weight = np.array([self.counts[i] for i in decided], dtype=float)
+        units = np.array([self.groups[i] for i in decided])
+        size = len(players)
+        met = np.zeros((size, size))
+        for table in self.tables:
+            for a, b in itertools.combinations(table, 2):
+                met[index[a], index[b]] = met[index[b], index[a]] = 1.0
+        prior = 2.0 * met + CONNECTING_DRAWS
+        np.fill_diagonal(prior, 0.0)
+        fixed = index.get(anchor_player, 0)
+        keep = [k for k in range(size) if k != fixed]
+        theta = np.zeros(size)
+        rows = np.arange(len(seats))
+        for _ in range(100):
+            gradient, hessian, scores, p = _pl_terms(theta, seats, losers, weight, prior, rows)
+            step = np.linalg.solve(hessian[np.ix_(keep, keep)], -gradient[keep])
+            step = np.clip(step, -2.0, 2.0)
+            theta[keep] += step
+            if np.abs(step).max() < 1e-9:
+                break
+        gradient, hessian, scores, p = _pl_terms(theta, seats, losers, weight, prior, rows)
+        bread = np.linalg.inv(-hessian[np.ix_(keep, keep)])
+        if self.linked and len(seats):
+            # Each unit's score: the sum over its deals of d log P(deal) / d theta.
+            per_unit = np.zeros((int(units.max()) + 1, size))
+            np.add.at(per_unit, units, scores)
+            unit_weight = np.zeros(len(per_unit))
+            np.add.at(unit_weight, units, weight)
+            # A unit's rows share their count; each row carries it, so divide it back out.
+            times = np.zeros(len(per_unit))
+            np.add.at(times, units, 1.0)
+            unit_count = np.where(times > 0, unit_weight / np.maximum(times, 1.0), 0.0)
+            meat = (per_unit[:, keep] * unit_count[:, None]).T @ per_unit[:, keep]
+            inner = bread @ meat @ bread
+        else:
+            inner = bread
+        covariance = np.zeros((size, size))
+        covariance[np.ix_(keep, keep)] = inner * ELO_PER_NATURAL_UNIT**2
+        ratings = {
+            p: 1000.0 + (theta[index[p]] - theta[fixed]) * ELO_PER_NATURAL_UNIT for p in players
+        }
+        return _lines(ratings, lambda a, b: covariance[index[a], index[b]])
+
+
+def _pl_terms(theta, seats, losers, weight, prior, rows):
+    """Return the gradient and Hessian of the PL log-likelihood with its prior, and each
+    deal's score (unweighted)."""
+    size = len(theta)
+    badness = np.exp(-theta[seats]) if len(seats) else np.zeros((0, 1))
+    p = badness / badness.sum(axis=1, keepdims=True) if len(seats) else badness
+    scores = np.zeros((len(seats), size))
+    if len(seats):
+        np.add.at(scores, (rows, seats[rows, losers]), -1.0)
+        np.add.at(scores, (np.repeat(rows, seats.shape[1]), seats.ravel()), p.ravel())
+    gradient = (scores * weight[:, None]).sum(axis=0)
+    hessian = np.zeros((size, size))
+    for a in range(seats.shape[1] if len(seats) else 0):
+        for b in range(seats.shape[1]):
+            value = weight * p[:, a] * ((a == b) - p[:, b])
+            np.add.at(hessian, (seats[:, a], seats[:, b]), -value)
+    d = theta[:, None] - theta[None, :]
+    q = 1.0 / (1.0 + np.exp(-d))
+    gradient += (prior * (0.5 - q)).sum(axis=1)
+    curvature = prior * q * (1.0 - q)
+    hessian -= np.diag(curvature.sum(axis=1)) - curvature
+    return gradient, hessian, scores, p
+
+
+class OpenSkillBoard:
+    """openskill's Plackett-Luce as the live leaderboard: updated deal by deal (ranks: the
+    fool 1, the others 0), intervals ``mu +- 1.96 sigma`` and the likelihood of
+    superiority from the two sigmas (the model keeps no covariance), on its own scale."""
+
+    def __init__(self, linked: bool) -> None:
+        from openskill.models import PlackettLuce
+
+        self.model = PlackettLuce()
+        self.ratings: dict[int, object] = {}
+        self.deals = 0
+
+    def add(self, deals: list[tuple[tuple[int, ...], int | None]]) -> None:
+        for seats, loser in deals:
+            self.deals += 1
+            if loser is None:
+                continue
+            for p in seats:
+                self.ratings.setdefault(p, self.model.rating())
+            teams = [[self.ratings[p]] for p in seats]
+            ranks = [1 if s == loser else 0 for s in range(len(seats))]
+            for p, (rated,) in zip(seats, self.model.rate(teams, ranks=ranks), strict=True):
+                self.ratings[p] = rated
+
+    def fit(self, anchor_player: int, bootstraps: int) -> list[Line]:
+        mu = {p: r.mu for p, r in self.ratings.items()}
+        sigma = {p: r.sigma for p, r in self.ratings.items()}
+        return _lines(mu, lambda a, b: sigma[a] ** 2 if a == b else 0.0)
+
+
+LEADERBOARDS = {"pl": PlackettLuceBoard, "openskill": OpenSkillBoard}
+MODELS = ("bt", "pl", "openskill")
+
+
+def confident_order(shapes: list[str], runs: int, first_seed: int, processes: int) -> list[dict]:
+    """Return, per shape and model, the games the ladder (policy ``after``) needs to a
+    confident order with that model as its leaderboard: median, quartiles, wrong share."""
+    banks, truths = {}, {}
+    for shape in shapes:
+        path = bank_path(shape, DECKS[shape])
+        banks[shape] = str(path)
+        tables, losers, groups = bank_results(shape, np.load(path))
+        entries = fit_ratings(tables, losers, anchor=anchor(shape), anchor_rating=1000.0,
+                              bootstraps=0, groups=groups)  # fmt: skip
+        truths[shape] = tuple(e.player for e in entries)
+    tasks = [
+        (shape, "after", seed, 20000, 200, truths[shape], model)
+        for shape in shapes
+        for model in MODELS
+        for seed in range(first_seed, first_seed + runs)
+    ]
+    with multiprocessing.Pool(processes, _init, (banks,)) as pool:
+        outcomes = pool.map(simulate, tasks, chunksize=1)
+    figures = []
+    for shape in shapes:
+        for model in MODELS:
+            done = [o for t, o in zip(tasks, outcomes, strict=True)
+                    if (t[0], t[6]) == (shape, model)]  # fmt: skip
+            counts = sorted(o["games"] for o in done)
+            quartiles = statistics.quantiles(counts, n=4)
+            figures.append({
+                "shape": shape, "model": model, "runs": len(done),
+                "median": statistics.median(counts), "q1": quartiles[0], "q3": quartiles[2],
+                "wrong": sum(o["verdict"] == "wrong" for o in done) / len(done),
+                "capped": sum(o["verdict"] == "cap" for o in done),
+            })  # fmt: skip
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--train", default="500,2000,all")
+    parser.add_argument("--runs", type=int, default=50, help="simulated ladders per model")
+    parser.add_argument("--first-seed", type=int, default=0, help="seed of the first run")
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
-    figures = []
+    shapes = options.shapes.split(",")
+    losses = []
     print("| shape | training deals | bt | pl | openskill | coin |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for shape in options.shapes.split(","):
+    for shape in shapes:
         decks = DECKS[shape]
         path = bank_path(shape, decks)
         if not path.exists():
@@ -169,11 +367,23 @@ def main() -> None:
                 "openskill": log_loss(openskill_predictor(shape, train, 0), test),
                 "coin": math.log(parse_shape(shape)[1]),
             }  # fmt: skip
-            figures.append(row)
+            losses.append(row)
             print(f"| {shape} | {row['train']} | {row['bt']:.4f} | {row['pl']:.4f} | "
                   f"{row['openskill']:.4f} | {row['coin']:.4f} |", flush=True)  # fmt: skip
+    orders = []
+    if options.runs:
+        orders = confident_order(shapes, options.runs, options.first_seed, options.processes)
+        print(f"\nGames to a confident order, the ladder's pairing and duplicate tables with "
+              f"each model as its leaderboard ({options.runs} runs from seed "
+              f"{options.first_seed}):\n")  # fmt: skip
+        print("| shape | model | median games | quartiles | wrong confident | capped |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for f in orders:
+            print(f"| {f['shape']} | {f['model']} | {f['median']:.0f} | {f['q1']:.0f}-"
+                  f"{f['q3']:.0f} | {f['wrong']:.0%} | {f['capped']} |")  # fmt: skip
     if options.json:
-        options.json.write_text(json.dumps(figures, indent=2))
+        options.json.write_text(json.dumps({"log_loss": losses, "confident_order": orders},
+                                           indent=2))  # fmt: skip
 
 
 if __name__ == "__main__":

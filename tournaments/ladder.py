@@ -2,11 +2,11 @@
 
 Beat runs ``ladder_tick``, which chooses tables by information (``tournaments.pairing``:
 the bots whose order the results leave least certain, with a floor of exploration) and
-sends each table to a worker (``ladder_match_play``, which plays each deal between two
-transactions: see its docstring). A table is duplicate: one deck,
-dealt once in each seat rotation of its bots, so every bot holds every hand and most of
-the deck's luck cancels; the fit links the rotations. A bot that keeps forfeiting is
-paused.
+deals each table's first deal. A table is duplicate: one deck, dealt once in each seat
+rotation of its bots, so every bot holds every hand and most of the deck's luck cancels;
+the fit links the rotations. Each deal is a task of its own (``ladder_match_play``): when
+a deal is recorded, in its task or, for HTTP bots, when the I/O pool finishes it, the
+next rotation is dealt and its task sent. A bot that keeps forfeiting is paused.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from games.models import Match, Seat
 from games.seating import SeatHolder
 from tournaments import elo
 from tournaments.dispatch import after_commit
-from tournaments.models import LadderMatch, LadderPause, Rating
+from tournaments.models import LadderMatch, LadderPause
 from tournaments.pairing import Candidate, informative_table, seat_rotations
 from tournaments.pools import pool_of
 from tournaments.ratings import ratings_apply_match
@@ -55,65 +55,77 @@ def ladder_plan(
 
     A bot plays one ladder table at a time, and no two bots of one owner sit at a table
     (built-in bots, which the arena itself runs, are exempt). A reading only: the same
-    database and ``rng`` give the same tables.
+    database and ``rng`` give the same tables. Its reads do not grow with the tables:
+    the bots (the columns the choice needs), every pool's standings at once, and the
+    chosen bots.
     """
+    from tournaments.selectors import pools_standings
+
     if tables_per_pool is None:
         tables_per_pool = settings.LADDER_TABLES_PER_TICK
     unfinished = LadderMatch.objects.filter(
         match__status__in=[Match.Status.WAITING, Match.Status.ACTIVE]
     )
     active = unfinished.count()
+    if active >= settings.LADDER_MAX_ACTIVE:
+        return []
     busy = set(
         Seat.objects.filter(match__ladder_entry__in=unfinished).values_list("bot_id", flat=True)
     )
-    bots = [
-        bot
-        for bot in Bot.objects.filter(enabled=True, healthy=True, ladder_pause=None)
+    bots = list(
+        Bot.objects.filter(enabled=True, healthy=True, ladder_pause=None)
         .exclude(kind=Bot.Kind.CLIENT)
         .order_by("pk")
-    ]
-    plan: list[tuple[str, int, list[Bot]]] = []
-    for game, players in settings.LADDER_TABLES:
+        .values_list("pk", "owner_id", "kind", "games")
+    )
+    shapes = [(game, players) for game, players in settings.LADDER_TABLES]
+    # The first shapes take the free bots and the active slots, so a fixed order would
+    # starve the last ones whenever bots or slots are short (a soak with six bots never
+    # dealt a 4- or 5-player table): each tick starts from a shape of its own draw.
+    start = rng.randrange(len(shapes))
+    shapes = shapes[start:] + shapes[:start]
+    standings = pools_standings([pool_of(game, players) for game, players in shapes])
+    chosen: list[tuple[str, int, list[int]]] = []
+    for game, players in shapes:
+        candidates = _ladder_candidates(game, bots, standings[pool_of(game, players)])
         for _ in range(tables_per_pool):
             if active >= settings.LADDER_MAX_ACTIVE:
-                return plan
-            free = [bot for bot in bots if game in (bot.games or []) and bot.pk not in busy]
-            table = _ladder_table(pool_of(game, players), players, free, rng)
+                break
+            free = [candidate for candidate in candidates if candidate.key not in busy]
+            table = informative_table(free, players, rng) if len(free) >= players else None
             if table is None:
                 break
-            plan.append((game, players, table))
-            busy.update(bot.pk for bot in table)
+            chosen.append((game, players, [candidate.key for candidate in table]))
+            busy.update(candidate.key for candidate in table)
             active += 1
-    return plan
+    seated = Bot.objects.in_bulk([pk for _, _, keys in chosen for pk in keys])
+    return [(game, players, [seated[pk] for pk in keys]) for game, players, keys in chosen]
 
 
-def _ladder_table(
-    pool: str, players: int, bots: list[Bot], rng: random.Random
-) -> list[Bot] | None:
-    from tournaments.selectors import pool_intervals
-
-    if len(bots) < players:
-        return None
-    fitted = pool_intervals(pool)
-    rated = {
-        bot_id: (rating, games)
-        for bot_id, rating, games in Rating.objects.filter(pool=pool).values_list(
-            "bot_id", "elo", "games"
-        )
-    }
-    by_key = {bot.pk: bot for bot in bots}
+def _ladder_candidates(game: str, bots: list[tuple], standings: dict) -> list[Candidate]:
+    """Return the bots that play ``game`` as the pairing's candidates, with their standing
+    in the pool (a bot never rated there stands at the initial Elo, unfitted)."""
     candidates = []
-    for bot in bots:
-        elo_now, games = rated.get(bot.pk, (elo.INITIAL_RATING, 0))
-        rating, low, high = fitted.get(bot.pk, (elo_now, None, None))
+    for pk, owner_id, kind, games in bots:
+        if game not in (games or []):
+            continue
+        standing = standings.get(pk)
+        builtin = kind == Bot.Kind.BUILTIN
+        if standing is None:
+            candidates.append(
+                Candidate(key=pk, owner=owner_id, builtin=builtin,
+                          rating=elo.INITIAL_RATING, games=0)
+            )  # fmt: skip
+            continue
+        fitted = standing.rating is not None
         candidates.append(
             Candidate(
-                key=bot.pk, owner=bot.owner_id, builtin=bot.kind == Bot.Kind.BUILTIN,
-                rating=rating, games=games, low=low, high=high,
+                key=pk, owner=owner_id, builtin=builtin,
+                rating=standing.rating if fitted else standing.elo, games=standing.games,
+                low=standing.low, high=standing.high, los=standing.los, below=standing.below,
             )
         )  # fmt: skip
-    table = informative_table(candidates, players, rng)
-    return None if table is None else [by_key[c.key] for c in table]
+    return candidates
 
 
 def _ladder_match_create(
@@ -125,7 +137,11 @@ def _ladder_match_create(
     table: int | None = None,
     rotation: int = 0,
 ) -> int:
-    """Create one deal of a ladder table (seats in ``order``); the first sends the task."""
+    """Create one deal of a ladder table (seats in ``order``) and send its task after commit.
+
+    Each deal is a task of its own (``play_ladder_match``), sent when the deal before it
+    is recorded: a failed or slow deal costs its own task's time, not the table's.
+    """
     from games.services import match_create
 
     deck_size = 36 if game == "durak" else 32
@@ -153,81 +169,74 @@ def _ladder_match_create(
             deck_seed=deck_seed,
         )
         match_id = match.pk
-        if table is None:
 
-            def send() -> None:
-                from tournaments.tasks import play_ladder_match
+        def send() -> None:
+            from tournaments.tasks import play_ladder_match
 
-                play_ladder_match.delay(match_id)
+            play_ladder_match.delay(match_id)
 
-            after_commit(send)
+        after_commit(send)
     return match_id
 
 
 def ladder_match_play(*, match_id: int) -> str:
-    """Play a ladder table to its end, deal by deal; return the last deal's status.
+    """Play one deal of a ladder table to its end and record it; return its status.
 
-    ``match_id`` is the table's first deal. Each deal is played to its end and rated;
-    then the next seat rotation is dealt the same deck, until every bot has held every
-    seat, unless a deal did not finish or was forfeited, or a bot of the table left the
-    ladder (disabled, unhealthy, paused). Safe to call again: finished deals are not
-    replayed, a deal resumes from its move log, each rating applies once, and each deal
-    is created once. Call it outside any transaction.
+    Recording a finished deal deals the table's next seat rotation (the same deck), which
+    its own task plays (see ``ladder_match_record``). Each call counts an attempt; past
+    ``TOURNAMENT_MAX_ATTEMPTS`` the deal is aborted (a deal whose play kills the worker
+    does not come back for ever). Safe to call again: a finished deal is not replayed, a
+    deal resumes from its move log, its rating applies once and the next deal is dealt
+    once. Call it outside any transaction.
     """
-    status = _ladder_deal_play(match_id)
-    entry = LadderMatch.objects.filter(match_id=match_id).first()
-    if entry is None or entry.table is None:
-        return status
-    while status == Match.Status.FINISHED:
-        next_id = _ladder_next_deal(entry.table)
-        if next_id is None:
-            break
-        status = _ladder_deal_play(next_id)
-    return status
-
-
-def _ladder_deal_play(match_id: int) -> str:
-    """Play one deal to its end, apply its rating, pause a bot that keeps forfeiting.
-
-    Each call counts an attempt; past ``TOURNAMENT_MAX_ATTEMPTS`` the deal is aborted (a
-    deal whose play kills the worker does not come back for ever).
-    """
-    if Match.objects.filter(pk=match_id, status=Match.Status.FINISHED).exists():
-        ratings_apply_match(match_id=match_id)
-        return Match.Status.FINISHED
-    with transaction.atomic():
-        entry = LadderMatch.objects.select_for_update().filter(match_id=match_id).first()
-        if entry is not None:
-            entry.attempts += 1
-            entry.save(update_fields=["attempts"])
-            if entry.attempts > settings.TOURNAMENT_MAX_ATTEMPTS:
-                matches_abort(match_ids=[match_id], reason="aborted")
-    match_play_to_end(match_id=match_id, pool=True)
+    if not Match.objects.filter(pk=match_id, status=Match.Status.FINISHED).exists():
+        with transaction.atomic():
+            entry = LadderMatch.objects.select_for_update().filter(match_id=match_id).first()
+            if entry is not None:
+                entry.attempts += 1
+                entry.save(update_fields=["attempts"])
+                if entry.attempts > settings.TOURNAMENT_MAX_ATTEMPTS:
+                    matches_abort(match_ids=[match_id], reason="aborted")
+        match_play_to_end(match_id=match_id, pool=True)
     return ladder_match_record(match_id=match_id)
 
 
 def ladder_match_record(*, match_id: int) -> str:
-    """Apply a finished ladder match's rating and pause a bot that keeps forfeiting; return
-    the match's status. Safe to call again: both happen once. A match still in play (HTTP
-    bots on the I/O pool) is recorded when it ends (``tournaments.tasks``)."""
+    """Record a ladder deal that ended; return its status.
+
+    A finished deal has its rating applied and a bot that keeps forfeiting paused; then
+    the table's next rotation is dealt (``_ladder_next_deal``). Safe to call again: each
+    happens once. A deal still in play (HTTP bots on the I/O pool) is recorded when it
+    ends (``tournaments.tasks.record_ladder_match``), so its table goes on from there.
+    """
     match = Match.objects.get(pk=match_id)
     if match.status == Match.Status.FINISHED:
         ratings_apply_match(match_id=match_id)
         if match.forfeit_seat is not None:
             ladder_forfeits_check(match_id=match_id)
+        _ladder_next_deal(match_id)
     return match.status
 
 
-def _ladder_next_deal(table: int) -> int | None:
-    """Return the table's next deal to play, dealing it if needed; None when it is done."""
+def _ladder_next_deal(match_id: int) -> int | None:
+    """Deal the rotation after this finished deal of its table; return its id.
+
+    None when there is none to deal: the deal is not its table's last (the next one is
+    dealt already), the table is complete, or it ends early because the deal was
+    forfeited or a bot of the table left the ladder (disabled, unhealthy, paused).
+    """
+    entry = LadderMatch.objects.filter(match_id=match_id).values_list("table", flat=True)
+    table = entry.first()
+    if table is None:
+        return None
     with transaction.atomic():
         first = LadderMatch.objects.select_for_update().select_related("match").get(match_id=table)
         deals = list(
             LadderMatch.objects.filter(table=table).select_related("match").order_by("rotation")
         )
         last = deals[-1]
-        if last.match.status != Match.Status.FINISHED:
-            return last.match_id
+        if last.match_id != match_id or last.match.status != Match.Status.FINISHED:
+            return None
         players = first.match.players
         if len(deals) >= players or last.match.forfeit_seat is not None:
             return None

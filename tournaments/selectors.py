@@ -149,17 +149,58 @@ def leaderboard(pool: str) -> tuple[RatingFit | None, list[LeaderboardLine]]:
     return fit, lines
 
 
-def pool_intervals(pool: str) -> dict[int, tuple[float, float, float]]:
-    """Return each fitted bot's (rating, low, high) in the pool's newest fit."""
-    fit = latest_fit(pool)
-    if fit is None:
-        return {}
-    return {
-        bot_id: (rating, low, high)
-        for bot_id, rating, low, high in FitEntry.objects.filter(fit=fit).values_list(
-            "bot_id", "rating", "low", "high"
-        )
-    }
+@dataclass(frozen=True, slots=True)
+class PoolStanding:
+    """A bot's standing in a pool as the ladder reads it: Elo and games, and its line in
+    the newest fit (None if not fitted) with its likelihood of superiority over the bot
+    next down in the fit, ``below``."""
+
+    elo: float
+    games: int
+    rating: float | None = None
+    low: float | None = None
+    high: float | None = None
+    los: float | None = None
+    below: int | None = None
+
+
+def pools_standings(pools: list[str]) -> dict[str, dict[int, PoolStanding]]:
+    """Return each rated or fitted bot's standing in each of these pools.
+
+    A bot fitted but with no Elo row yet stands at the initial Elo with no games. Reads
+    the newest fit of each pool (an index lookup each), then every line of those fits
+    and every Elo row of the pools in one query each.
+    """
+    newest = {}
+    for pool in pools:
+        fit = latest_fit(pool)
+        if fit is not None:
+            newest[fit.pk] = pool
+    rated: dict[str, dict[int, tuple[float, int]]] = defaultdict(dict)
+    for pool, bot_id, rating, games in Rating.objects.filter(pool__in=pools).values_list(
+        "pool", "bot_id", "elo", "games"
+    ):
+        rated[pool][bot_id] = (rating, games)
+    standings: dict[str, dict[int, PoolStanding]] = {pool: {} for pool in pools}
+    lines = (
+        FitEntry.objects.filter(fit_id__in=newest)
+        .order_by("fit_id", "rank")
+        .values_list("fit_id", "bot_id", "rating", "low", "high", "los")
+    )
+    fitted: dict[str, list[tuple]] = defaultdict(list)
+    for fit_id, *line in lines:
+        fitted[newest[fit_id]].append(line)
+    for pool in pools:
+        elos = rated[pool]
+        lines_of_pool = fitted[pool]
+        for number, (bot_id, rating, low, high, los) in enumerate(lines_of_pool):
+            below = lines_of_pool[number + 1][0] if number + 1 < len(lines_of_pool) else None
+            elo_now, games = elos.get(bot_id, (elo.INITIAL_RATING, 0))
+            standings[pool][bot_id] = PoolStanding(elo_now, games, rating, low, high, los, below)
+        for bot_id, (elo_now, games) in elos.items():
+            if bot_id not in standings[pool]:
+                standings[pool][bot_id] = PoolStanding(elo_now, games)
+    return standings
 
 
 def bot_rating_history(bot_id: int, pool: str | None = None) -> dict[str, list]:

@@ -32,12 +32,18 @@ def play_tournament_match(tournament_match_id: int) -> str:
     return services.tournament_match_play(tournament_match_id=tournament_match_id)
 
 
-@shared_task(**PLAYS_A_MATCH)
+@shared_task(
+    **PLAYS_A_MATCH,
+    autoretry_for=(Exception,),
+    max_retries=settings.TOURNAMENT_MAX_ATTEMPTS,
+    retry_backoff=5,
+)
 def play_ladder_match(match_id: int) -> str:
-    """Play a ladder table (its deals one after another) to its end and rate each deal.
+    """Play one deal of a ladder table to its end, rate it and deal the table's next one.
 
-    One task for the table's N deals: a deal of built-in bots takes seconds, and N deals
-    of HTTP bots at their time limit per move stay within ``MATCH_TASK_TIME_LIMIT``.
+    A task that fails is sent again (after 5, 10, 20 s): the deal resumes from its move
+    log and the attempt counter aborts it past ``TOURNAMENT_MAX_ATTEMPTS``, so a failure
+    leaves no table half dealt.
     """
     return ladder.ladder_match_play(match_id=match_id)
 

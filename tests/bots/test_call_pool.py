@@ -24,7 +24,7 @@ from games.models import Match, Move
 from games.seating import SeatHolder
 from games.services import match_create
 from tests.bots.conftest import reply
-from tests.test_foundation import worker_database_url
+from tests.processes import worker_database_url
 
 pytestmark = [
     pytest.mark.real_services,

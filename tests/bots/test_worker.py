@@ -15,7 +15,7 @@ from games.seating import SeatHolder
 from games.selectors import match_verification
 from games.services import match_create
 from tests.matches import wait_while_active
-from tests.test_foundation import start_solo_worker, worker_database_url
+from tests.processes import start_solo_worker, worker_database_url
 
 SECRET = "worker-bot-secret"
 

@@ -27,7 +27,7 @@ from games.models import Match
 from games.play import match_move_submit
 from games.selectors import match_state
 from tests.matches import play_random_moves, start_match, wait_while_active
-from tests.test_foundation import start_solo_worker, worker_database_url
+from tests.processes import start_solo_worker, worker_database_url
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ import yaml
 
 from benchmarks.harness import free_port, stop_process_group, wait_until
 from tests.ops.services import PrivatePostgres, PrivateRedis
-from tests.test_foundation import BASE_DIR, SETTINGS_VARIABLES
+from tests.processes import BASE_DIR, SETTINGS_VARIABLES
 
 # Two players and a started match, printed as its id (run with `manage.py shell -c`).
 MAKE_MATCH = """

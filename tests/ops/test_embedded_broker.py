@@ -15,7 +15,7 @@ import pytest
 from kombu import Connection
 
 from benchmarks.harness import free_port, stop_process_group, wait_until
-from tests.test_foundation import BASE_DIR, clean_environment, load_settings
+from tests.processes import BASE_DIR, clean_environment, load_settings
 
 PYTHON = str(BASE_DIR / ".venv" / "bin" / "python")
 
@@ -142,7 +142,7 @@ def test_second_beat_of_one_sqlite_database_exits_at_once(tmp_path):
 @pytest.mark.real_services
 @pytest.mark.django_db(transaction=True)
 def test_second_beat_of_one_postgresql_database_exits_at_once(tmp_path):
-    from tests.test_foundation import worker_database_url
+    from tests.processes import worker_database_url
 
     environment = clean_environment(tmp_path / "var", DATABASE_URL=worker_database_url())
     _second_beat_exits(environment, tmp_path)

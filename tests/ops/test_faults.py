@@ -25,7 +25,7 @@ from django.test import RequestFactory
 from benchmarks.harness import free_port, stop_process_group, wait_until
 from cardserver import views
 from tests.ops.services import PrivatePostgres, PrivateRedis
-from tests.test_foundation import BASE_DIR, clean_environment, worker_database_url
+from tests.processes import BASE_DIR, clean_environment, worker_database_url
 
 # --- 503 when the database does not answer ----------------------------------------------
 

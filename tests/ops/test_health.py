@@ -10,7 +10,7 @@ import pytest
 from django.db import OperationalError, connection
 
 from cardserver import health, views
-from tests.test_foundation import start_solo_worker
+from tests.processes import start_solo_worker
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ import time
 from benchmarks.harness import free_port, stop_process_group, wait_until
 from cardserver import gunicorn as gunicorn_conf
 from tests.ops.services import port_open
-from tests.test_foundation import BASE_DIR, clean_environment
+from tests.processes import BASE_DIR, clean_environment
 
 
 def test_idle_connections_are_kept_far_longer_than_a_client_reuses_them():

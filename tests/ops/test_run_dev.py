@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from benchmarks.harness import free_port, stop_process_group
-from tests.test_foundation import BASE_DIR, clean_environment
+from tests.processes import BASE_DIR, clean_environment
 from tournaments.pools import POOLS
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 
-from tests.test_foundation import BASE_DIR, clean_environment, load_settings, run_python
+from tests.processes import BASE_DIR, clean_environment, load_settings, run_python
 
 PRODUCTION = {
     "DEBUG": "0",

@@ -147,16 +147,15 @@ def test_a_ladder_match_that_keeps_killing_its_worker_is_aborted(
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_a_ladder_table_deals_one_deck_in_every_seat_rotation(
-    bot_factory, quiet_turns, settings, players
+    bot_factory, quiet_turns, settings, players, celery_eager, django_capture_on_commit_callbacks
 ):
     from bots.models import Bot
 
     settings.LADDER_TABLES = [["volynshchik", players]]
     Bot.objects.update(enabled=False)
     bots = {bot.pk for bot in (bot_factory() for _ in range(players))}
-    (first,) = ladder_tick(seed=1)
-
-    assert ladder_match_play(match_id=first) == Match.Status.FINISHED
+    with django_capture_on_commit_callbacks(execute=True):
+        (first,) = ladder_tick(seed=1)
 
     deals = list(LadderMatch.objects.filter(table=first).order_by("rotation"))
     assert [d.rotation for d in deals] == list(range(players))
@@ -211,3 +210,160 @@ def test_a_tick_never_seats_two_bots_of_one_owner(bot_factory, only_durak_2p, us
         assert len(tables) == 1
         (_, _, table), = tables
         assert {bot.owner_id for bot in table} == {alice.pk, bob.pk}
+
+
+def test_the_plan_tells_the_pairing_each_bots_neighbour_in_the_fit(
+    bot_factory, finished_match, only_durak_2p, monkeypatch
+):
+    import random
+
+    from tournaments import ladder
+    from tournaments.models import FitEntry
+    from tournaments.ratings import ratings_apply_pending, ratings_fit
+
+    bots = [bot_factory() for _ in range(4)]
+    for i, a in enumerate(bots):
+        for b in bots[i + 1 :]:
+            finished_match([a, b], loser=1)
+    ratings_apply_pending()
+    fit = ratings_fit(pool="durak-2p", bootstraps=20)
+    told = []
+    choose = ladder.informative_table
+    monkeypatch.setattr(
+        ladder, "informative_table", lambda c, *a, **k: told.extend(c) or choose(c, *a, **k)
+    )
+
+    ladder_plan(rng=random.Random(1))
+
+    lines = list(FitEntry.objects.filter(fit=fit).order_by("rank"))
+    expected = {
+        line.bot_id: (line.los, below.bot_id if below else None)
+        for line, below in zip(lines, [*lines[1:], None], strict=True)
+    }
+    assert {c.key: (c.los, c.below) for c in told} == expected
+
+
+def test_the_plans_reads_do_not_grow_with_its_tables(
+    bot_factory, finished_match, only_durak_2p, settings
+):
+    import random
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tournaments.ratings import ratings_apply_pending, ratings_fit
+
+    settings.LADDER_TABLES = [["durak", 2], ["durak", 3]]
+    bots = [bot_factory() for _ in range(15)]
+    for a, b in zip(bots, bots[1:], strict=False):
+        finished_match([a, b], loser=1)
+    ratings_apply_pending()
+    ratings_fit(pool="durak-2p", bootstraps=0)
+
+    def reads(tables):
+        with CaptureQueriesContext(connection) as queries:
+            planned = ladder_plan(rng=random.Random(1), tables_per_pool=tables)
+        return len(planned), len(queries)
+
+    one, many = reads(1), reads(3)
+    assert (one[0], many[0]) == (2, 6)
+    assert one[1] == many[1]
+
+
+@pytest.fixture
+def durak_3p(settings, db):
+    from bots.models import Bot
+
+    settings.LADDER_TABLES = [["durak", 3]]
+    Bot.objects.update(enabled=False)
+
+
+def test_each_deal_of_a_table_is_a_task_of_its_own(
+    bot_factory, durak_3p, quiet_turns, django_capture_on_commit_callbacks, monkeypatch
+):
+    from tournaments.tasks import play_ladder_match
+
+    for _ in range(3):
+        bot_factory()
+    (first,) = ladder_tick(seed=1)
+    sent = []
+    monkeypatch.setattr(play_ladder_match, "delay", sent.append)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert ladder_match_play(match_id=first) == Match.Status.FINISHED
+
+    deals = list(LadderMatch.objects.filter(table=first).order_by("rotation"))
+    # The second deal is dealt, not played: its own task, sent after commit, plays it.
+    assert [(d.match.status, d.match.ply > 0) for d in deals] == [
+        (Match.Status.FINISHED, True), (Match.Status.ACTIVE, False)
+    ]  # fmt: skip
+    assert sent == [deals[1].match_id]
+
+
+def test_a_deal_recorded_after_the_io_pool_finished_it_deals_the_next_rotation(
+    bot_factory, durak_3p, quiet_turns
+):
+    from bots.driver import match_play_to_end
+    from tournaments.ladder import ladder_match_record
+
+    for _ in range(3):
+        bot_factory()
+    (first,) = ladder_tick(seed=1)
+    # As the I/O pool does for HTTP bots: the deal ends outside the deal's task.
+    match_play_to_end(match_id=first)
+
+    ladder_match_record(match_id=first)
+    ladder_match_record(match_id=first)
+
+    rotations = LadderMatch.objects.filter(table=first).values_list("rotation", flat=True)
+    assert sorted(rotations) == [0, 1]
+
+
+def test_a_failed_deal_task_is_sent_again_and_its_table_goes_on(
+    bot_factory, durak_3p, quiet_turns, celery_eager, django_capture_on_commit_callbacks,
+    monkeypatch,
+):  # fmt: skip
+    from celery.exceptions import Retry
+
+    from tournaments import ladder
+    from tournaments.tasks import play_ladder_match
+
+    for _ in range(3):
+        bot_factory()
+    play, failed = ladder.match_play_to_end, []
+
+    def fail_the_second_deal_once(*, match_id, **options):
+        if LadderMatch.objects.get(match_id=match_id).rotation == 1 and not failed:
+            failed.append(match_id)
+            raise RuntimeError("the worker lost its database")
+        return play(match_id=match_id, **options)
+
+    monkeypatch.setattr(ladder, "match_play_to_end", fail_the_second_deal_once)
+    with pytest.raises(Retry), django_capture_on_commit_callbacks(execute=True):
+        (first,) = ladder_tick(seed=1)
+    # The broker delivers the task again.
+    with django_capture_on_commit_callbacks(execute=True):
+        play_ladder_match.delay(failed[0])
+
+    deals = LadderMatch.objects.filter(table=first).order_by("rotation")
+    assert [d.match.status for d in deals] == [Match.Status.FINISHED] * 3
+    assert RatedMatch.objects.filter(match__ladder_entry__table=first).count() == 3
+
+
+def test_no_table_shape_starves_when_bots_are_short(bot_factory, settings, db):
+    """Six bots fill a 2- and a 3-player table, or one 5-player table; ticks that always
+    began with the first shapes of LADDER_TABLES never dealt the larger ones."""
+    import random
+
+    from bots.models import Bot
+
+    Bot.objects.update(enabled=False)
+    settings.LADDER_TABLES = [["durak", 2], ["durak", 3], ["durak", 4], ["volynshchik", 5]]
+    for _ in range(6):
+        bot_factory()
+
+    shapes = set()
+    for seed in range(40):
+        shapes.update((game, players) for game, players, _ in ladder_plan(rng=random.Random(seed)))
+
+    assert shapes == {("durak", 2), ("durak", 3), ("durak", 4), ("volynshchik", 5)}

@@ -3,6 +3,8 @@
 import random
 from collections import Counter
 
+import pytest
+
 from tournaments.pairing import (
     Candidate,
     closest_table,
@@ -113,3 +115,33 @@ def test_a_duplicate_table_seats_every_bot_in_every_seat_once():
     assert rotations == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
     for seat in range(3):
         assert sorted(r[seat] for r in rotations) == ["a", "b", "c"]
+
+
+def test_the_chance_of_a_wrong_order_between_fitted_neighbours_is_the_fits_own():
+    # Both intervals are wide (far from the anchor), but the fit measured their difference.
+    upper = Candidate(key="u", owner="u", builtin=False, rating=1600, games=500,
+                      low=1400, high=1800, los=0.999, below="l")  # fmt: skip
+    lower = bot("l", 1580, 500, width=400)
+    elsewhere = bot("x", 1580, 500, width=400)
+
+    assert overlap(upper, lower) == overlap(lower, upper) == pytest.approx(0.001)
+    # Not neighbours in the fit: from the two intervals.
+    assert overlap(upper, elsewhere) > 0.4
+
+
+def test_informative_tables_follow_the_fits_likelihood_not_the_intervals():
+    # By the intervals 2-3 overlap most; by the fit only 0-1 is uncertain.
+    def fitted(key, rating, width, los):
+        return Candidate(key=key, owner=key, builtin=False, rating=rating, games=100,
+                         low=rating - width / 2, high=rating + width / 2, los=los,
+                         below=key + 1 if key < 3 else None)  # fmt: skip
+
+    bots = [fitted(0, 1400, 60, 0.6), fitted(1, 1380, 60, 0.9999),
+            fitted(2, 1200, 400, 0.9999), fitted(3, 1190, 400, None)]  # fmt: skip
+    rng = random.Random(5)
+
+    pairs = Counter(
+        frozenset(b.key for b in informative_table(bots, 2, rng, explore=0.0)) for _ in range(500)
+    )
+
+    assert pairs[frozenset({0, 1})] > 400

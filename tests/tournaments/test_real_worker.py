@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from games.models import Match, Move
-from tests.test_foundation import worker_database_url
+from tests.processes import worker_database_url
 from tournaments.models import RatedMatch, RatingFit, Tournament, TournamentMatch
 from tournaments.ratings import ratings_recompute
 from tournaments.services import tournament_create, tournament_start, tournaments_watchdog
