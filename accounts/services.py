@@ -6,11 +6,16 @@ arguments, and runs as one transaction.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib.auth import authenticate, get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class SignupError(ValueError):
@@ -50,7 +55,7 @@ def token_obtain(*, username: str, password: str) -> str | None:
     return token.key
 
 
-def token_revoke(*, user) -> bool:
+def token_revoke(*, user: User) -> bool:
     """Delete the user's API token; return whether there was one.
 
     The next ``token_obtain`` issues a new key.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -30,6 +31,9 @@ from bots.models import Bot, BotVersion, bot_name_validator
 from bots.protocol import BotAnswer
 from bots.urlsafety import UnsafeBotURL, resolve_safe
 from games.engine import GAME_CLASSES
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +53,7 @@ RESOLVE_TIMEOUT = 5.0
 
 def bot_register(
     *,
-    owner,
+    owner: User,
     name: str,
     kind: str,
     games: Iterable[str],

@@ -22,10 +22,13 @@ cut off, never buffered without bound.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
 import re
+import socket
+import struct
 import time
 
 from a2wsgi import WSGIMiddleware
@@ -94,15 +97,20 @@ class Application:
                 answer["bytes"] += len(message.get("body", b""))
             if timeout:
                 try:
-                    await asyncio.wait_for(send(message), timeout)
+                    async with asyncio.timeout(timeout):  # no task of its own, as wait_for
+                        await send(message)
                 except TimeoutError:
                     answer["cut"] = True
+                    _cut_off(send)
                     raise RequestAborted("the client stopped reading") from None
             else:
                 await send(message)
 
         try:
             await (self.live if live else self.wsgi)(scope, receive, logged_send)
+        except RequestAborted:
+            if not answer.get("cut"):
+                raise
         finally:
             _log_access(scope, answer, time.perf_counter() - started)
 
@@ -115,6 +123,25 @@ class Application:
                 serving.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def _cut_off(send) -> None:
+    """Drop the connection of ``send`` at once, and what waits in its buffers.
+
+    The ASGI server, told that a response failed, closes its connection gracefully: it
+    waits until its buffer (and the kernel's) has reached the client, which a client that
+    does not read never lets happen, so the socket and its buffers would stay for as long
+    as the client likes. uvicorn's ``send`` is a method of the request's cycle, which holds
+    the transport: closed with a zero linger, the kernel drops its queue and resets.
+    """
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is None or transport.is_closing() and not transport.get_write_buffer_size():
+        return
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
 
 
 def _log_access(scope, answer: dict, seconds: float) -> None:

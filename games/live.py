@@ -108,14 +108,22 @@ async def run_sync(function: Callable[..., Any], *args: Any) -> Any:
 
 
 class Waiter:
-    """One stream's (or ``wait/``'s) registration: its keys, its unread messages, a wake."""
+    """One stream's (or ``wait/``'s) registration: its keys, its unread messages, a wake.
+
+    Slotted, and woken through one future made for each wait rather than an
+    ``asyncio.Event`` and ``wait_for`` (a task of its own per wait): a process holds
+    thousands of waiters, each asleep for seconds at a time, and every object they keep
+    alive is one more that each full collection of the garbage collector walks.
+    """
+
+    __slots__ = ("hub", "keys", "inbox", "overflowed", "_woken")
 
     def __init__(self, hub: Hub, keys: Iterable[str]) -> None:
         self.hub = hub
         self.keys: set[str] = set()
         self.inbox: deque[dict] = deque()
         self.overflowed = False  # messages were dropped: read everything again
-        self.event = asyncio.Event()
+        self._woken: asyncio.Future | None = None
         for key in keys:
             self.add_key(key)
 
@@ -137,25 +145,33 @@ class Waiter:
             self.overflowed = True
         else:
             self.inbox.append(message)
-        self.event.set()
+        _wake(self._woken)
 
     def take(self) -> list[dict]:
         messages = list(self.inbox)
         self.inbox.clear()
-        self.event.clear()
         return messages
 
     async def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for a message; return whether one came."""
-        if self.inbox or self.overflowed or self.hub.closing:
-            return True
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.event.wait(), timeout)
-        return self.event.is_set()
+        if not (self.inbox or self.overflowed or self.hub.closing):
+            woken = self._woken = self.hub.loop.create_future()
+            timer = self.hub.loop.call_later(timeout, _wake, woken)
+            try:
+                await woken
+            finally:
+                timer.cancel()
+                self._woken = None
+        return bool(self.inbox or self.overflowed or self.hub.closing)
 
     def close(self) -> None:
         for key in list(self.keys):
             self.remove_key(key)
+
+
+def _wake(woken: asyncio.Future | None) -> None:
+    if woken is not None and not woken.done():
+        woken.set_result(None)
 
 
 class Hub:

@@ -205,7 +205,7 @@ def _match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list,
 
 
 async def run_match_stream(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
-    lease = stream_lease(plan)
+    lease = await live.run_sync(stream_lease, plan)
     if isinstance(lease, HttpResponse):
         return lease
     return stream_response(plan.media_type, _match_events(plan, lease))
@@ -344,7 +344,7 @@ def account_batch(user, messages: list[dict] | None, known: dict) -> list[tuple[
 
 
 async def run_account_stream(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
-    lease = stream_lease(plan)
+    lease = await live.run_sync(stream_lease, plan)
     if isinstance(lease, HttpResponse):
         return lease
     return stream_response(plan.media_type, _account_events(plan, lease))

@@ -79,6 +79,11 @@ def ladder_plan(
         .values_list("pk", "owner_id", "kind", "games")
     )
     shapes = [(game, players) for game, players in settings.LADDER_TABLES]
+    # The first shapes take the free bots and the active slots, so a fixed order would
+    # starve the last ones whenever bots or slots are short (a soak with six bots never
+    # dealt a 4- or 5-player table): each tick starts from a shape of its own draw.
+    start = rng.randrange(len(shapes))
+    shapes = shapes[start:] + shapes[:start]
     standings = pools_standings([pool_of(game, players) for game, players in shapes])
     chosen: list[tuple[str, int, list[int]]] = []
     for game, players in shapes:

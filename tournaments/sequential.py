@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import secrets
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -34,6 +35,9 @@ from tournaments.dispatch import after_commit
 from tournaments.models import SequentialPair, SequentialTest
 from tournaments.schedule import deck_seed
 from tournaments.services import match_play_to_end, matches_abort
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +74,7 @@ def _resolve(name: str) -> tuple[Bot, BotVersion | None]:
 
 def sequential_test_create(
     *,
-    user,
+    user: User,
     candidate: str,
     baseline: str,
     game: str = "durak",
@@ -161,7 +165,7 @@ def sequential_test_create(
     return test
 
 
-def _check_allowed(user, candidate: Bot, baseline: Bot) -> None:
+def _check_allowed(user: User, candidate: Bot, baseline: Bot) -> None:
     """An owner tests their own bot against their own or a built-in one; staff any."""
     if user.is_staff:
         return

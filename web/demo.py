@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 
@@ -24,6 +25,9 @@ from tournaments.dispatch import inline_play
 from tournaments.models import Tournament
 from tournaments.ratings import ratings_apply_pending, ratings_fit
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 
 @dataclass
 class Demo:
@@ -35,7 +39,7 @@ class Demo:
     running: Tournament | None = None
 
 
-def _user(username: str):
+def _user(username: str) -> User:
     user, created = get_user_model().objects.get_or_create(username=username)
     if created:
         user.set_unusable_password()
@@ -43,7 +47,7 @@ def _user(username: str):
     return user
 
 
-def _builtin(name: str, player: str, owner) -> Bot:
+def _builtin(name: str, player: str, owner: User) -> Bot:
     bot, _ = Bot.objects.get_or_create(
         name=name,
         defaults={
@@ -150,7 +154,7 @@ def demo_arena(
     return demo
 
 
-def _forfeited_match(bot: Bot, person) -> Match:
+def _forfeited_match(bot: Bot, person: User) -> Match:
     """A match the bot lost on time against a person, as a slow HTTP bot would."""
     match = match_services.match_create(
         creator=person,

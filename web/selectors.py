@@ -18,17 +18,7 @@ from bots.models import Bot
 from games.models import Match, Seat
 from games.selectors import matches_for_listing
 from tournaments.models import RatingChange
-
-# Why a finished match ended, in words; other end reasons are forfeit codes.
-END_REASONS = {
-    "loser": "",
-    "both_out": "the last two went out together",
-    "repetition": "the same position occurred five times",
-    "move_limit": "the deal reached 1,000 moves",
-    "timeout": "out of time",
-    "resign": "resigned",
-    "cancelled": "cancelled",
-}
+from web.end_reasons import end_reason_words
 
 
 @dataclass(slots=True)
@@ -90,10 +80,10 @@ def match_outcome(match: Match, names: list[str]) -> tuple[str, str]:
         reason = f": {match.forfeit_reason}" if match.forfeit_reason else ""
         return f"Aborted{reason}", "aborted"
     if match.forfeit_seat is not None:
-        why = END_REASONS.get(match.end_reason, match.end_reason.replace("_", " "))
+        why = end_reason_words(match.end_reason)
         return f"{name(match.forfeit_seat)} forfeited ({why})", "forfeit"
     if match.loser is None:
-        why = END_REASONS.get(match.end_reason, "")
+        why = end_reason_words(match.end_reason) if match.end_reason else ""
         return (f"Drawn: {why}" if why else "Drawn"), "drawn"
     noun = "is the fool" if match.game == Match.Game.DURAK else "lost"
     return f"{name(match.loser)} {noun}", "lost"

@@ -28,9 +28,13 @@ LIVE_POLL_INTERVAL = float(os.environ.get("LIVE_POLL_INTERVAL") or 0.1)
 LIVE_READ_THREADS = int(os.environ.get("LIVE_READ_THREADS") or 8)
 # Seconds between two keep-alive comments of an idle stream (proxies close silent ones).
 LIVE_KEEPALIVE = float(os.environ.get("LIVE_KEEPALIVE") or 20.0)
-# Open streams allowed per account and per client IP, in one web process (0: no cap).
+# Open streams allowed per account and per client IP (0: no cap): across every web
+# process with Redis (LIVE_PUBSUB_URL), in each web process without it (games/stream_caps.py).
 LIVE_MAX_STREAMS_PER_ACCOUNT = int(os.environ.get("LIVE_MAX_STREAMS_PER_ACCOUNT") or 16)
 LIVE_MAX_STREAMS_PER_IP = int(os.environ.get("LIVE_MAX_STREAMS_PER_IP") or 256)
+# Seconds the streams of a web process that died without closing them (killed) still
+# count against the caps in Redis; each process renews its own every third of it.
+LIVE_CAPS_TTL = float(os.environ.get("LIVE_CAPS_TTL") or 30.0)
 # A stream whose client has not taken an event within this many seconds is cut off
 # (its socket buffer is full): a slow reader is never buffered without bound.
 LIVE_SEND_TIMEOUT = float(os.environ.get("LIVE_SEND_TIMEOUT") or 10.0)

@@ -40,6 +40,22 @@ class DealGame:
             raise ValueError(f"dealer must be a seat from 0 to {self.players - 1}")
         return deck
 
+    def replay(
+        self,
+        moves: list[dict],
+        *,
+        deck: list[str] | None = None,
+        seed: int | str | None = None,
+        dealer: int = 0,
+        **deal_options: Any,
+    ) -> DealState:
+        """Return the state that ``moves`` reach from the deal of these arguments (``deal``'s,
+        e.g. Durak's ``opening``)."""
+        state = self.deal(deck, seed=seed, dealer=dealer, **deal_options)
+        for move in moves:
+            state = state.play(move)
+        return state
+
 
 class DealState:
     """The common half of a deal's state.  Subclasses set ``PHASE_NAMES`` and ``_legal``.
@@ -108,6 +124,12 @@ class DealState:
 
     def _legal(self) -> list[dict]:
         raise NotImplementedError
+
+    def _check_seat(self, seat: int | None) -> None:
+        """Refuse a ``seat`` that is neither None (a spectator) nor a seat of the deal."""
+        players = self._game.players
+        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < players):
+            raise ValueError(f"seat must be from 0 to {players - 1}")
 
     def _position(self) -> tuple:
         raise NotImplementedError

@@ -95,20 +95,6 @@ class DurakGame(DealGame):
         """Return the start of a `fool` series: deals until one seat holds all of ДУРАК."""
         return DurakSeries._start(self, dealer=dealer, seed=seed, decks=decks)
 
-    def replay(
-        self,
-        moves: list[dict],
-        *,
-        deck: list[str] | None = None,
-        seed: int | str | None = None,
-        dealer: int = 0,
-        opening: str = "lowest_trump",
-    ) -> DurakState:
-        state = self.deal(deck, seed=seed, dealer=dealer, opening=opening)
-        for move in moves:
-            state = state.play(move)
-        return state
-
     def state_from_json(self, data: dict) -> DurakState:
         return DurakState._from_json(self, data)
 

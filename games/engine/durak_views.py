@@ -23,9 +23,8 @@ class DurakViews:
 
         Hidden: other hands (except cards everyone saw go into them), the talon order.
         """
+        self._check_seat(seat)
         players = self._game.players
-        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < players):
-            raise ValueError(f"seat must be from 0 to {players - 1}")
         view = {
             "game": "durak",
             "players": players,

@@ -63,20 +63,6 @@ class VolynshchikGame(DealGame):
         deck = self._deck_to_deal(deck, seed, dealer)
         return VolynshchikState._deal(self, check_deck(deck, DECK_SIZE), dealer)
 
-    def replay(
-        self,
-        moves: list[dict],
-        *,
-        deck: list[str] | None = None,
-        seed: int | str | None = None,
-        dealer: int = 0,
-        opening: str | None = None,
-    ) -> VolynshchikState:
-        state = self.deal(deck, seed=seed, dealer=dealer)
-        for move in moves:
-            state = state.play(move)
-        return state
-
     def state_from_json(self, data: dict) -> VolynshchikState:
         return VolynshchikState._from_json(self, data)
 

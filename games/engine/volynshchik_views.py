@@ -24,9 +24,8 @@ class VolynshchikViews:
         Hidden: other hands (except cards everyone saw taken into them) and every
         reserve card that its owner has not turned up by declaring.
         """
+        self._check_seat(seat)
         players = self._game.players
-        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < players):
-            raise ValueError(f"seat must be from 0 to {players - 1}")
         revealed = [
             CARD_NAMES[self._reserves[other]] if self._declared >> other & 1 else None
             for other in range(players)

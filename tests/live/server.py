@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -91,7 +92,14 @@ def _with_static_files(application):
 
 
 class LiveServer:
-    def __init__(self, *, static_files: bool = False) -> None:
+    """uvicorn on ``cardserver.asgi`` in a thread of this process.
+
+    ``send_buffer`` (bytes) caps the kernel's send buffer of every accepted connection
+    (they inherit it from the listening socket), as a slow network path would: without it
+    the loopback lets a few megabytes wait in the kernel for a client that does not read.
+    """
+
+    def __init__(self, *, static_files: bool = False, send_buffer: int | None = None) -> None:
         from django.db.backends.signals import connection_created
         from django.test.utils import modify_settings
 
@@ -115,7 +123,17 @@ class LiveServer:
             log_level="warning", access_log=False, timeout_graceful_shutdown=5,
         )  # fmt: skip
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        sockets = None
+        if send_buffer is not None:
+            listening = socket.socket()
+            listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listening.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+            listening.bind(("127.0.0.1", self.port))
+            listening.listen()
+            sockets = [listening]
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": sockets}, daemon=True
+        )
 
     def __enter__(self) -> LiveServer:
         self.thread.start()

@@ -348,3 +348,22 @@ def test_a_failed_deal_task_is_sent_again_and_its_table_goes_on(
     deals = LadderMatch.objects.filter(table=first).order_by("rotation")
     assert [d.match.status for d in deals] == [Match.Status.FINISHED] * 3
     assert RatedMatch.objects.filter(match__ladder_entry__table=first).count() == 3
+
+
+def test_no_table_shape_starves_when_bots_are_short(bot_factory, settings, db):
+    """Six bots fill a 2- and a 3-player table, or one 5-player table; ticks that always
+    began with the first shapes of LADDER_TABLES never dealt the larger ones."""
+    import random
+
+    from bots.models import Bot
+
+    Bot.objects.update(enabled=False)
+    settings.LADDER_TABLES = [["durak", 2], ["durak", 3], ["durak", 4], ["volynshchik", 5]]
+    for _ in range(6):
+        bot_factory()
+
+    shapes = set()
+    for seed in range(40):
+        shapes.update((game, players) for game, players, _ in ladder_plan(rng=random.Random(seed)))
+
+    assert shapes == {("durak", 2), ("durak", 3), ("durak", 4), ("volynshchik", 5)}

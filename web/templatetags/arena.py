@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from django import template
+from django.utils.html import json_script
 from django.utils.safestring import mark_safe
 
 from web import cards
+from web.end_reasons import end_reasons_for_pages
 
 register = template.Library()
 
@@ -14,6 +16,13 @@ register = template.Library()
 def card(code: str, size: str = "") -> str:
     """Draw one card face: ``{% card "TH" %}`` (sizes: ``sm``, ``lg``)."""
     return mark_safe(cards.card_html(code, size=size))
+
+
+@register.simple_tag
+def end_reasons_script() -> str:
+    """The end reasons and their words for web/static/web/cards.js, as a JSON script
+    element ``end-reasons``: on every page that loads cards.js."""
+    return json_script(end_reasons_for_pages(), "end-reasons")
 
 
 @register.simple_tag

@@ -147,8 +147,8 @@
     }
     if (!result) return "";
     if (result.loser === null || result.loser === undefined) {
-      const why = { both_out: " (the last two went out together)", repetition: " (a position occurred five times)", move_limit: " (1,000 moves)" }[extra.endReason] || "";
-      return "Drawn: nobody lost" + why + ".";
+      const why = extra.endReason ? endReasonWords(extra.endReason) : "";
+      return "Drawn: nobody lost" + (why ? " (" + why + ")" : "") + ".";
     }
     if (game === "durak") {
       if (result.letters) return seatName(seats, result.loser) + " collected ДУРАК and is the fool.";
@@ -349,8 +349,21 @@
     return node ? JSON.parse(node.textContent) : {};
   }
 
+  // The engine's end reasons and every end reason's words, from the page
+  // ({% end_reasons_script %}, web/end_reasons.py): the server's list is the only one.
+  const END_REASONS = readConfig("end-reasons");
+
+  function endedByRules(reason) {
+    return (END_REASONS.by_rules || []).includes(reason);
+  }
+
+  function endReasonWords(reason) {
+    return (END_REASONS.words || {})[reason] || String(reason).replace(/_/g, " ");
+  }
+
   window.Arena = {
     el, cardFace, cardBack, cardText, cardsText, label, cardName, sortHand, describeMove, resultText,
-    renderTable, api, errorMessage, readConfig, seatName, lettersOf, SUIT_NAME, LETTERS,
+    renderTable, api, errorMessage, readConfig, seatName, lettersOf, endedByRules, endReasonWords,
+    SUIT_NAME, LETTERS,
   };
 })();

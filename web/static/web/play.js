@@ -244,7 +244,7 @@
     banner.hidden = false;
     const result = view.result || {};
     const game = view.view ? view.view.game : config.game;
-    const byRules = ["loser", "both_out", "repetition", "move_limit"].includes(view.end_reason);
+    const byRules = A.endedByRules(view.end_reason);
     let text;
     let tone = "";
     if (view.status === "aborted") text = "The match was aborted.";

@@ -199,8 +199,6 @@
     source.addEventListener("end", () => { source.close(); update(); });
   }
 
-  const ENGINE_END_REASONS = ["loser", "both_out", "repetition", "move_limit", ""];
-
   // A replay document from a file: the game and the seats come from the document itself
   // (a local arena's file names its seats); an end reason that is not the engine's is
   // the fault of the seat that lost, as on a match page.
@@ -216,7 +214,7 @@
       index, name: Array.isArray(data.seats) ? String(data.seats[index] || "") : "",
     }));
     const reason = data.end_reason || "";
-    const forfeit = !ENGINE_END_REASONS.includes(reason) && data.result;
+    const forfeit = reason !== "" && !A.endedByRules(reason) && data.result;
     config.forfeit_seat = forfeit ? data.result.loser : null;
     config.forfeit_reason = forfeit ? reason : "";
     steps = [];

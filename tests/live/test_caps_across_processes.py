@@ -1,0 +1,133 @@
+"""The caps on open streams hold across web processes sharing Redis.
+
+Two uvicorn processes on ``cardserver.asgi`` (started by the test, on the test database
+and the broker's Redis) count one account's and one IP address's streams together; the
+streams of a process that is killed stop counting within ``LIVE_CAPS_TTL``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from rest_framework.authtoken.models import Token
+
+from benchmarks.harness import free_port, stop_process_group, wait_until
+from tests.live.server import headers_for, open_stream
+from tests.matches import start_match
+from tests.processes import BASE_DIR, clean_environment, worker_database_url
+
+pytestmark = [
+    pytest.mark.real_services,
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+]
+
+
+@contextlib.contextmanager
+def web_process(tmp_path, name: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A uvicorn process serving the arena on the test database; yield its URL."""
+    port = free_port()
+    environment = clean_environment(
+        tmp_path / name,
+        DJANGO_SETTINGS_MODULE="cardserver.settings",
+        DATABASE_URL=worker_database_url(),
+        CELERY_BROKER_URL=os.environ["CELERY_BROKER_URL"],
+        DEBUG="1",
+        LOG_LEVEL="WARNING",
+        LIVE_MAX_STREAMS_PER_ACCOUNT="2",
+        LIVE_MAX_STREAMS_PER_IP="3",
+        LIVE_CAPS_TTL="3",
+    )
+    log = (tmp_path / f"{name}.log").open("ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "cardserver.asgi:application", "--host",
+         "127.0.0.1", "--port", str(port), "--no-access-log"],
+        cwd=BASE_DIR, env=environment, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _healthy(url), timeout=60, what=f"uvicorn {name}")
+        yield url, process
+    finally:
+        stop_process_group(process)
+        log.close()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/api/v1/health/", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def assert_refused(client: httpx.Client, path: str, token: str | None, per: str) -> None:
+    """Open a stream; assert it is answered 429 (the cap ``per``) in the JSON error shape."""
+    with client.stream("GET", path, headers=headers_for(token)) as answer:
+        assert answer.status_code == 429, f"{answer.status_code}: admitted beyond the cap"
+        assert int(answer.headers["Retry-After"]) > 0
+        error = json.loads(answer.read())["error"]
+    assert error["code"] == "too_many_streams"
+    assert error["detail"]["per"] == per
+    assert error["detail"]["retry_after"] == int(answer.headers["Retry-After"])
+
+
+def test_stream_caps_hold_across_two_web_processes_and_a_killed_one_s_are_released(
+    tmp_path, user_factory
+):
+    user = user_factory(username="capped")
+    token = Token.objects.get_or_create(user=user)[0].key
+    match = start_match([user, user_factory(username="other")])
+    path = f"/api/v1/matches/{match.pk}/stream/"
+    with (
+        web_process(tmp_path, "a") as (url_a, _),
+        web_process(tmp_path, "b") as (url_b, process_b),
+        httpx.Client(base_url=url_a, timeout=10) as a,
+        httpx.Client(base_url=url_b, timeout=10) as b,
+    ):
+        # The account's cap (2): one stream on each process, and a third on either is refused.
+        with open_stream(a, path, token=token), open_stream(b, path, token=token):
+            assert_refused(a, path, token, "account")
+            assert_refused(b, path, token, "account")
+            # The IP address's cap (3): the anonymous stream on a is the third.
+            with open_stream(a, path):
+                assert_refused(b, path, None, "IP address")
+        # Closed, they give their places back (both processes live on: only the release
+        # can), whichever process held them.
+        wait_until(
+            lambda: admitted(a, path, token, 2), timeout=30, what="the closed streams' places"
+        )
+
+        # Two streams on b, then b is killed without closing them.
+        held = [b.stream("GET", path, headers=headers_for(token)) for _ in range(2)]
+        for response in held:
+            assert response.__enter__().status_code == 200
+        assert_refused(a, path, token, "account")
+        process_b.kill()
+        process_b.wait(10)
+        for response in held:
+            with contextlib.suppress(httpx.HTTPError):
+                response.__exit__(None, None, None)
+
+        # Its places come back once its heartbeat has lapsed (LIVE_CAPS_TTL, 3 s).
+        wait_until(
+            lambda: admitted(a, path, token, 2), timeout=30,
+            what="the killed process's streams to stop counting",
+        )  # fmt: skip
+
+
+def admitted(client: httpx.Client, path: str, token: str, count: int) -> bool:
+    """Return whether ``count`` streams of ``token`` open at once on ``client``'s server."""
+    with contextlib.ExitStack() as streams:
+        answers = [
+            streams.enter_context(client.stream("GET", path, headers=headers_for(token)))
+            for _ in range(count)
+        ]
+        return all(answer.status_code == 200 for answer in answers)
