@@ -1,15 +1,18 @@
 """HTTP bots waited on at once: matches between HTTP bots that each take a second to answer.
 
     python -m benchmarks.bot_calls [--matches 100,1000] [--delay 1.0] [--window 30]
-                                   [--calls-threads 1000] [--inline]
+                                   [--calls-workers 1] [--calls-threads 8] [--inline]
 
 Creates a scratch PostgreSQL database (``--server``; dropped afterwards) and uses a Redis
 database as the broker (``--broker``, default database 12) with queues of its own
 (``benchmarks.harness``). Starts an asyncio bot
 server on 127.0.0.1 (its own process: raw HTTP/1.1 with keep-alive, every bot on its own
 path) that answers each move request with the first legal move after ``--delay``
-seconds, a CPU worker (prefork, 2 processes, as docker/compose.yaml) and a bot-calls
-worker (thread pool of ``--calls-threads``). For each count of ``--matches`` it starts
+seconds, a CPU worker (prefork, 2 processes, as docker/compose.yaml) and
+``--calls-workers`` bot-calls workers (as docker/compose.yaml: a Celery thread pool of
+``--calls-threads`` that hands each call to the process's event loop; a tree before the
+event loop waited for each call on one of those threads, so it needs ``--calls-threads
+1000``). The workers run with DEBUG off, as in production. For each count of ``--matches`` it starts
 that many 2-player Durak matches between two HTTP bots at once, waits until each has
 made its first move (at most ``--warmup`` seconds), lets them play for ``--window``
 seconds, and reports:
@@ -19,7 +22,8 @@ seconds, and reports:
   maximum over the window;
 - dispatch delay: from a turn starting (the move before it logged, or the match
   started) to its request sent (``Move.sent_at``), p50 and p99 over the window's moves;
-- the workers' memory (resident set of each worker's processes, summed) at the end.
+- the workers' memory (resident set of each worker's processes, summed) at the end, and
+  their CPU time in the window per turn completed (ms).
 
 With ``--inline`` the calls are made by the CPU worker's processes as before the I/O
 pool (``BOTS_CALL_QUEUE=-``): the baseline. With ``--pool-only N`` no match is played:
@@ -99,7 +103,8 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.0, help="Seconds a bot thinks.")
     parser.add_argument("--window", type=float, default=30.0, help="Seconds measured.")
     parser.add_argument("--warmup", type=float, default=120.0, help="Longest warm-up, s.")
-    parser.add_argument("--calls-threads", type=int, default=1000)
+    parser.add_argument("--calls-workers", type=int, default=1, help="bot-calls processes.")
+    parser.add_argument("--calls-threads", type=int, default=8)
     parser.add_argument("--inline", action="store_true", help="Calls made by the CPU worker.")
     parser.add_argument("--pool-only", type=int, default=0, help="Calls queued at once.")
     parser.add_argument("--server", default=harness.POSTGRES)
@@ -114,6 +119,7 @@ def main() -> None:
         env = harness.environment(database=database, broker=broker, var_dir=Path(mkdtemp()))
         # The owner's share is lifted so that it does not bound the figure.
         env |= {"BOTS_CALLS_PER_OWNER": "1000000", "BOTS_ALLOW_PRIVATE_URLS": "1"}
+        env |= {"DEBUG": "0", "SECRET_KEY": "benchmark-only-" + uuid.uuid4().hex}
         if options.inline:
             env["BOTS_CALL_QUEUE"] = "-"
         harness.django_setup(env)
@@ -166,9 +172,12 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
         )
         for i in range(2 * count)
     )  # fmt: skip
-    workers = {"cpu": _start_worker(queue, "cpu", 2)}
+    workers = {"cpu": [_start_worker(queue, "cpu", 2)]}
     if not options.inline:
-        workers["bot-calls"] = _start_worker(f"{queue}-bot-calls", "calls", options.calls_threads)
+        workers["bot-calls"] = [
+            _start_worker(f"{queue}-bot-calls", f"calls{i}", options.calls_threads)
+            for i in range(options.calls_workers)
+        ]
     time.sleep(8)  # the workers connect and are ready
     try:
         started = time.monotonic()
@@ -191,18 +200,23 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
             time.sleep(0.5)
         warmed = time.monotonic() - started - created
         window_start = timezone.now()
+        cpu_before = {name: _group_cpu_s(group) for name, group in workers.items()}
         samples = []
         end = time.monotonic() + options.window
         while time.monotonic() < end:
             samples.append(in_flight.value)
             time.sleep(0.05)
         window_end = timezone.now()
-        memory = {name: _group_rss_mib(w.pid) for name, w in workers.items()}
+        cpu = {name: _group_cpu_s(group) - cpu_before[name] for name, group in workers.items()}
+        memory = {
+            name: sum(_group_rss_mib(w.pid) for w in group) for name, group in workers.items()
+        }
         # Answers of the window still on their way to the CPU worker are recorded.
         time.sleep(5)
     finally:
-        for worker in workers.values():
-            harness.stop_process_group(worker)
+        for group in workers.values():
+            for worker in group:
+                harness.stop_process_group(worker)
     moves = list(
         Move.objects.filter(match_id__in=matches, received_at__gte=window_start,
                             received_at__lt=window_end)
@@ -232,7 +246,11 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
         "in_flight_max": max(samples) if samples else 0,
         "dispatch_ms_p50": round(_quantile(delays, 0.5), 1) if delays else None,
         "dispatch_ms_p99": round(_quantile(delays, 0.99), 1) if delays else None,
-        "worker_rss_mib": memory,
+        "worker_rss_mib": {name: round(mib, 1) for name, mib in memory.items()},
+        "cpu_ms_per_turn": {
+            name: round(1000 * seconds / turns, 2) if turns else None
+            for name, seconds in cpu.items()
+        },
         "load": round(os.getloadavg()[0], 1),
     }
     print(
@@ -240,7 +258,8 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
         f"{result['turns_per_s']} turns/s; "
         f"calls in flight median {result['in_flight_median']}, max {result['in_flight_max']}; "
         f"dispatch delay p50 {result['dispatch_ms_p50']} ms, p99 {result['dispatch_ms_p99']} "
-        f"ms; worker RSS {memory} MiB; load {result['load']}"
+        f"ms; worker RSS {result['worker_rss_mib']} MiB; CPU a turn "
+        f"{result['cpu_ms_per_turn']} ms; load {result['load']}"
     )
     return result
 
@@ -267,8 +286,11 @@ def pool_only_run(options, broker, port: int, in_flight) -> dict:
         started = time.monotonic()
         for i in range(options.pool_only):
             bot_call.apply_async(
+                # A call for no match: the pool finds no claim to record its answer on.
                 ({"url": f"http://127.0.0.1:{port}/p/{i}", "secret": "s", "payload": payload,
-                  "time_limit": 30.0, "send_by": None},),
+                  "time_limit": 30.0, "send_by": None, "match_id": -i, "ply": 0, "seat": 0,
+                  "bot_id": 0, "owner_id": 0, "holder": "bench", "queued_at": time.time(),
+                  "recovers": False},),
                 queue=calls_queue,
             )  # fmt: skip
         queued = time.monotonic() - started
@@ -313,6 +335,33 @@ def _empty(broker) -> None:
     import redis
 
     redis.Redis.from_url(broker.url).delete(broker.queue, f"{broker.queue}-bot-calls")
+
+
+def _group_pids(pid: int) -> list[int]:
+    """The processes of the group led by ``pid``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.getpgid(int(entry.name)) == pid:
+                    pids.append(int(entry.name))
+            except (OSError, ProcessLookupError):
+                continue
+    return pids
+
+
+def _group_cpu_s(group) -> float:
+    """The CPU seconds (user and system) the process groups led by ``group`` used so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for worker in group:
+        for pid in _group_pids(worker.pid):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
 
 
 def _group_rss_mib(pid: int) -> float:

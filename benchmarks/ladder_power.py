@@ -245,7 +245,7 @@ def simulate(task: tuple) -> dict:
         fitted = {
             e.player: {"rating": e.rating, "low": e.low, "high": e.high}
             | ({"los": e.los, "below": below and below.player} if told_los else {})
-            for e, below in zip(entries, [*entries[1:], None], strict=True)
+            for e, below in itertools.zip_longest(entries, entries[1:])
         }
         if _confident(entries) and len(entries) == size:
             entries = results.fit(anchor(shape), bootstraps)
@@ -290,6 +290,18 @@ class Outcomes:
             bootstraps=bootstraps, seed=self.deals, counts=self.counts,
             groups=self.groups if self.linked else None,
         )  # fmt: skip
+
+
+def summary(runs: list[dict]) -> dict:
+    """Return the figures of some runs: median games and quartiles, the share of wrong
+    confident orders, the runs capped."""
+    counts = sorted(r["games"] for r in runs)
+    quartiles = statistics.quantiles(counts, n=4) if len(counts) > 1 else counts * 3
+    return {
+        "runs": len(runs), "median": statistics.median(counts), "q1": quartiles[0],
+        "q3": quartiles[2], "wrong": sum(r["verdict"] == "wrong" for r in runs) / len(runs),
+        "capped": sum(r["verdict"] == "cap" for r in runs),
+    }  # fmt: skip
 
 
 def _confident(entries) -> bool:
@@ -346,14 +358,7 @@ def main() -> None:
     for shape in shapes:
         for policy in policies:
             runs = [o for t, o in zip(tasks, outcomes, strict=True) if t[:2] == (shape, policy)]
-            counts = sorted(r["games"] for r in runs)
-            quartiles = statistics.quantiles(counts, n=4) if len(counts) > 1 else counts * 3
-            figures.append({
-                "shape": shape, "policy": policy, "runs": len(runs),
-                "median": statistics.median(counts), "q1": quartiles[0], "q3": quartiles[2],
-                "wrong": sum(r["verdict"] == "wrong" for r in runs) / len(runs),
-                "capped": sum(r["verdict"] == "cap" for r in runs),
-            })  # fmt: skip
+            figures.append({"shape": shape, "policy": policy} | summary(runs))
     print(f"\n{len(tasks)} runs in {time.perf_counter() - started:.0f} s; "
           f"load {os.getloadavg()[0]:.2f}\n")  # fmt: skip
     print("| shape | policy | runs | median games | quartiles | wrong confident | capped |")

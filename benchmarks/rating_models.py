@@ -29,7 +29,6 @@ import math
 import multiprocessing
 import os
 import random
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -46,6 +45,7 @@ from benchmarks.ladder_power import (
     epsilons,
     parse_shape,
     simulate,
+    summary,
 )
 from tournaments.bradley_terry import CONNECTING_DRAWS, ELO_PER_NATURAL_UNIT, fit_ratings
 
@@ -302,7 +302,9 @@ LEADERBOARDS = {"pl": PlackettLuceBoard, "openskill": OpenSkillBoard}
 MODELS = ("bt", "pl", "openskill")
 
 
-def confident_order(shapes: list[str], runs: int, first_seed: int, processes: int) -> list[dict]:
+def confident_order(
+    shapes: list[str], models: list[str], runs: int, first_seed: int, processes: int
+) -> list[dict]:
     """Return, per shape and model, the games the ladder (policy ``after``) needs to a
     confident order with that model as its leaderboard: median, quartiles, wrong share."""
     banks, truths = {}, {}
@@ -316,24 +318,17 @@ def confident_order(shapes: list[str], runs: int, first_seed: int, processes: in
     tasks = [
         (shape, "after", seed, 20000, 200, truths[shape], model)
         for shape in shapes
-        for model in MODELS
+        for model in models
         for seed in range(first_seed, first_seed + runs)
     ]
     with multiprocessing.Pool(processes, _init, (banks,)) as pool:
         outcomes = pool.map(simulate, tasks, chunksize=1)
     figures = []
     for shape in shapes:
-        for model in MODELS:
+        for model in models:
             done = [o for t, o in zip(tasks, outcomes, strict=True)
                     if (t[0], t[6]) == (shape, model)]  # fmt: skip
-            counts = sorted(o["games"] for o in done)
-            quartiles = statistics.quantiles(counts, n=4)
-            figures.append({
-                "shape": shape, "model": model, "runs": len(done),
-                "median": statistics.median(counts), "q1": quartiles[0], "q3": quartiles[2],
-                "wrong": sum(o["verdict"] == "wrong" for o in done) / len(done),
-                "capped": sum(o["verdict"] == "cap" for o in done),
-            })  # fmt: skip
+            figures.append({"shape": shape, "model": model} | summary(done))
     return figures
 
 
@@ -342,6 +337,7 @@ def main() -> None:
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--train", default="500,2000,all")
     parser.add_argument("--runs", type=int, default=50, help="simulated ladders per model")
+    parser.add_argument("--models", default=",".join(MODELS), help="for games to an order")
     parser.add_argument("--first-seed", type=int, default=0, help="seed of the first run")
     parser.add_argument("--processes", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -372,7 +368,10 @@ def main() -> None:
                   f"{row['openskill']:.4f} | {row['coin']:.4f} |", flush=True)  # fmt: skip
     orders = []
     if options.runs:
-        orders = confident_order(shapes, options.runs, options.first_seed, options.processes)
+        models = options.models.split(",")
+        orders = confident_order(
+            shapes, models, options.runs, options.first_seed, options.processes
+        )
         print(f"\nGames to a confident order, the ladder's pairing and duplicate tables with "
               f"each model as its leaderboard ({options.runs} runs from seed "
               f"{options.first_seed}):\n")  # fmt: skip

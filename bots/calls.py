@@ -2,35 +2,47 @@
 
 A call is a plain dict (JSON, so that it can travel on the broker): the turn it is for,
 the bot's URL and secret, the request built from the state, the bot's time limit, the
-driver's claim (``holder``) and when the turn was queued. Three steps, each its own
-Celery task when the I/O pool is in use (``BOTS_CALL_QUEUE``):
+driver's claim (``holder``) and when the turn was queued. With the I/O pool
+(``BOTS_CALL_QUEUE``):
 
-1. ``call_dispatch`` (a CPU worker, with the database): check the owner's share of calls
-   in flight (``BOTS_CALLS_PER_OWNER``), renew the claim to cover the call, and queue the
-   call on the I/O pool (``bots.tasks.bot_call``); over the share, look again shortly.
-2. ``call_make`` (the I/O pool: many threads, no database): send the request, with the
-   bot's whole time limit counted from that moment, and wait for the answer.
-3. ``answer_play`` (a CPU worker): play the move, or forfeit the seat with the fault;
-   the driver then plays on (``bots.tasks.bot_answer_play``).
+1. ``call_dispatch`` (the driver: a CPU worker, or the pool itself after an answer):
+   check the owner's share of calls in flight (``BOTS_CALLS_PER_OWNER``), renew the claim
+   to cover the call, and hand the call to the pool: on the call queue
+   (``bots.tasks.bot_call``), or straight to this process's pool when it is one. Over
+   the share, look again shortly.
+2. ``CallPool`` (the ``bot-calls`` worker: one asyncio event loop a process, holding
+   every call in flight as a coroutine): send the request, with the bot's whole time
+   limit counted from that moment, and wait for the answer (``bots.caller``).
+3. ``answer_record`` (one of the pool's few recording threads, ``BOTS_CALL_RECORDERS``,
+   each with its database connection): play the move, or forfeit the seat with the
+   fault; then the driver plays on there while HTTP bots are to move (their next call
+   goes to the same loop, with no broker message between), and hands the match to a CPU
+   worker when a built-in bot is to move (``bots.tasks.play_bot_turns``).
 
 The bot's time runs from its request sent to its answer arrived; what comes before (the
-queues, a worker busy elsewhere, the owner's share used up) is the arena's delay and
-never the bot's: a call that could not be sent within ``BOTS_CALL_SEND_WITHIN`` seconds
-of being queued goes back to step 1, and the move records when it was queued and sent.
+queues, the owner's share used up) is the arena's delay and never the bot's: a call that
+could not be sent within ``BOTS_CALL_SEND_WITHIN`` seconds of being queued goes back to
+step 1, and the move records when it was queued and sent. A call lost with its process
+is taken up again when the match's claim lapses (``bots.tasks.resume_abandoned_turns``).
 Without the pool (tasks run eagerly, the command line, tests) the three steps run one
 after another in the driver's thread.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import logging
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
+from bots.caller import AsyncBotCaller, loop_thread_start
 from bots.driver import (
     LEASE_GRACE,
     TURN_GONE,
@@ -42,8 +54,10 @@ from bots.driver import (
     lease_release,
 )
 from bots.models import BotTurnLease
-from bots.protocol import Fault, move_request, request_timed
+from bots.protocol import BotAnswer, Fault, move_request, request_timed
 from bots.services import bot_caller, bot_health_record
+
+logger = logging.getLogger(__name__)
 
 # Seconds a call over its owner's share waits before it looks again.
 SHARE_RETRY = 0.25
@@ -107,11 +121,21 @@ def _call_new(turn: BotTurn, driver: Driver) -> dict:
     }
 
 
+# The I/O pool's heartbeat: every CALL_BEAT seconds it renews the claims of its calls in
+# flight to CALL_HELD seconds from then, so that a pool process that dies lets go of its
+# matches within CALL_HELD seconds whatever the bots' time limits (the sweep then hands
+# them to a driver again: bots.tasks.resume_abandoned_turns).
+CALL_BEAT = 3.0
+CALL_HELD = 10.0
+
+
 def _call_hold(call: dict, *, pooled: bool) -> float:
-    """Seconds the match's claim must last for the call: its wait to be sent, the bot's
-    time and the recording of the answer."""
-    wait = settings.BOTS_CALL_SEND_WITHIN if pooled else 0.0
-    return wait + call["time_limit"] + LEASE_GRACE
+    """Seconds the match's claim must last for the call: pooled, its wait to be sent and
+    until the pool's heartbeat renews it; else the bot's time and the recording of the
+    answer."""
+    if pooled:
+        return settings.BOTS_CALL_SEND_WITHIN + CALL_HELD
+    return call["time_limit"] + LEASE_GRACE
 
 
 def call_dispatch(call: dict, *, renew: bool = False) -> None:
@@ -123,48 +147,79 @@ def call_dispatch(call: dict, *, renew: bool = False) -> None:
     from bots.tasks import bot_call, bot_call_dispatch
 
     now = timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(), connection.cursor() as cursor:
+        statements = _statements(connection)
         # The owner's row is the share's lock: two workers dispatching calls of one owner at
         # once count one after the other, so the share is never exceeded.
-        list(get_user_model().objects.select_for_update().filter(pk=call["owner_id"]).values("pk"))
-        in_flight = (
-            BotTurnLease.objects.filter(calling_owner_id=call["owner_id"], expires_at__gt=now)
-            .exclude(match_id=call["match_id"])
-            .count()
+        cursor.execute(statements["owner_lock"], [call["owner_id"]])
+        cursor.execute(
+            statements["owner_calls"], [call["owner_id"], _db_time(now), call["match_id"]]
         )
-        allowed = in_flight < settings.BOTS_CALLS_PER_OWNER
+        allowed = cursor.fetchone()[0] < settings.BOTS_CALLS_PER_OWNER
         hold = _call_hold(call, pooled=True) if allowed else SHARE_RETRY + LEASE_GRACE
-        claim = BotTurnLease.objects.filter(match_id=call["match_id"], holder=call["holder"])
-        if not renew:
-            claim = claim.filter(ply=call["ply"])
-        kept = claim.update(
-            ply=call["ply"],
-            calling_owner_id=call["owner_id"] if allowed else None,
-            expires_at=now + timedelta(seconds=hold),
-        )
+        values = [
+            call["ply"],
+            call["owner_id"] if allowed else None,
+            _db_time(now + timedelta(seconds=hold)),
+            call["match_id"],
+            call["holder"],
+        ]
+        if renew:
+            cursor.execute(statements["claim_move_on"], values)
+        else:
+            cursor.execute(
+                statements["claim_move_on"] + statements["at_ply"], [*values, call["ply"]]
+            )
+        kept = cursor.rowcount
     if not kept:
         return
     if allowed:
         call = {**call, "send_by": time.time() + settings.BOTS_CALL_SEND_WITHIN}
-        bot_call.apply_async((call,), queue=settings.BOTS_CALL_QUEUE)
+        if _POOL is not None:
+            _POOL.submit(call)
+        else:
+            bot_call.apply_async((call,), queue=settings.BOTS_CALL_QUEUE)
     else:
         bot_call_dispatch.apply_async((call,), countdown=SHARE_RETRY)
 
 
 def call_make(call: dict) -> dict:
-    """Send the call's request and return the answer as JSON; no database.
+    """Send the call's request and return the answer as JSON, in this thread; no database.
 
     Return ``{"late": true}`` without sending when the call waited past its ``send_by``:
     the match's claim may have lapsed meanwhile, and the turn is queued anew.
     """
-    if call["send_by"] is not None and time.time() > call["send_by"]:
+    if _late(call):
         return {"late": True}
+    payload, sent_at = _request_timed(call)
+    answer = bot_caller().request_move(call["url"], call["secret"], payload, call["time_limit"])
+    return _answer_json(answer, sent_at)
+
+
+async def call_make_async(call: dict, caller: AsyncBotCaller) -> dict:
+    """``call_make`` on an event loop, with its caller."""
+    if _late(call):
+        return {"late": True}
+    payload, sent_at = _request_timed(call)
+    answer = await caller.request_move(call["url"], call["secret"], payload, call["time_limit"])
+    return _answer_json(answer, sent_at)
+
+
+def _late(call: dict) -> bool:
+    return call["send_by"] is not None and time.time() > call["send_by"]
+
+
+def _request_timed(call: dict) -> tuple[dict, float]:
+    """Return the call's request with its deadline from now, and now (the send)."""
     limit = call["time_limit"]
     sent_at = time.time()
     payload = request_timed(
         call["payload"], deadline=datetime.fromtimestamp(sent_at + limit, UTC), time_limit=limit
     )
-    answer = bot_caller().request_move(call["url"], call["secret"], payload, limit)
+    return payload, sent_at
+
+
+def _answer_json(answer: BotAnswer, sent_at: float) -> dict:
     return {
         "move": answer.move,
         "fault": None if answer.fault is None else str(answer.fault),
@@ -182,22 +237,28 @@ def answer_play(call: dict, answer: dict) -> bool:
     An answer whose call no longer holds the match's claim is dropped: another driver
     took the match after the claim lapsed and asks the bot again.
     """
+    return _answer_play(call, answer) is not None
+
+
+def _answer_play(call: dict, answer: dict):
+    """``answer_play``, returning the match as the move left it, or None when no move was
+    made."""
     from games import errors as match_errors
     from games.play import ArenaMove, match_moves_append
 
     if answer.get("late"):
         call_dispatch(call)
-        return False
+        return None
     match_id, ply, seat, bot_id = call["match_id"], call["ply"], call["seat"], call["bot_id"]
     if answer["fault"] is not None:
         if not _call_end(call):
-            return False
+            return None
         bot_forfeit(
             match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
             code=answer["fault"], detail=answer["detail"],
         )  # fmt: skip
         lease_release(match_id, call["holder"])
-        return False
+        return None
     move = ArenaMove(
         seat=seat,
         move=answer["move"],
@@ -209,36 +270,187 @@ def answer_play(call: dict, answer: dict) -> bool:
     try:
         with transaction.atomic():
             if not _call_end(call):
-                return False
+                return None
             # Not held to the match's deadline: the call itself ended within the bot's
             # time, counted from its send; the arena's delay before the send is not the
             # bot's.
-            match_moves_append(match_id=match_id, ply=ply, moves=[move])
+            match = match_moves_append(match_id=match_id, ply=ply, moves=[move])
     except match_errors.IllegalMoveError as exc:
         bot_forfeit(
             match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
             code=Fault.ILLEGAL_MOVE, detail=str(exc),
         )  # fmt: skip
         lease_release(match_id, call["holder"])
-        return False
+        return None
     except TURN_GONE:
         lease_release(match_id, call["holder"])
-        return False
+        return None
     if call["recovers"]:
         with transaction.atomic():
             bot_health_record(bot_id=bot_id, ok=True)
-    return True
+    return match
 
 
 def _call_end(call: dict) -> bool:
     """Mark the call over (its owner's share is free again) while its claim holds the
     match; return False when it no longer does."""
-    claim = BotTurnLease.objects.filter(
-        match_id=call["match_id"], holder=call["holder"], ply=call["ply"]
-    )
     grace = timezone.now() + timedelta(seconds=LEASE_GRACE)
-    return bool(claim.update(calling_owner_id=None, expires_at=grace))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _statements(connection)["call_end"],
+            [_db_time(grace), call["match_id"], call["holder"], call["ply"]],
+        )
+        return bool(cursor.rowcount)
+
+
+# The dispatch and the end of a call run at every HTTP bot's turn: their SQL is written
+# once per database vendor (the ORM's compiling cost more than PostgreSQL's answering).
+_STATEMENTS: dict[str, dict[str, str]] = {}
+
+
+def _statements(conn) -> dict[str, str]:
+    statements = _STATEMENTS.get(conn.vendor)
+    if statements is None:
+        quote = conn.ops.quote_name
+        lease = quote(BotTurnLease._meta.db_table)
+        users = quote(get_user_model()._meta.db_table)
+        lock = " FOR UPDATE" if conn.features.has_select_for_update else ""
+        statements = _STATEMENTS[conn.vendor] = {
+            "owner_lock": f"SELECT {quote('id')} FROM {users} WHERE {quote('id')} = %s{lock}",
+            "owner_calls": (
+                f"SELECT COUNT(*) FROM {lease} WHERE {quote('calling_owner_id')} = %s "
+                f"AND {quote('expires_at')} > %s AND {quote('match_id')} <> %s"
+            ),
+            "claim_move_on": (
+                f"UPDATE {lease} SET {quote('ply')} = %s, {quote('calling_owner_id')} = %s, "
+                f"{quote('expires_at')} = %s WHERE {quote('match_id')} = %s "
+                f"AND {quote('holder')} = %s"
+            ),
+            "at_ply": f" AND {quote('ply')} = %s",
+            "call_renew": (
+                f"UPDATE {lease} SET {quote('expires_at')} = %s WHERE {quote('match_id')} = %s "
+                f"AND {quote('holder')} = %s AND {quote('ply')} = %s "
+                f"AND {quote('calling_owner_id')} IS NOT NULL AND {quote('expires_at')} < %s"
+            ),
+            "call_end": (
+                f"UPDATE {lease} SET {quote('calling_owner_id')} = NULL, "
+                f"{quote('expires_at')} = %s WHERE {quote('match_id')} = %s "
+                f"AND {quote('holder')} = %s AND {quote('ply')} = %s"
+            ),
+        }
+    return statements
+
+
+def _db_time(moment: datetime):
+    return connection.ops.adapt_datetimefield_value(moment)
 
 
 def _moment(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
+
+
+# -- the I/O pool of a bot-calls process ------------------------------------------------------
+
+# This process's pool, once a call has come to it (``bots.tasks.bot_call``); None in the
+# CPU workers, web servers and tests, which send calls on the call queue.
+_POOL: CallPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+class CallPool:
+    """The calls of one ``bot-calls`` process: one event loop holding every call in flight
+    (a coroutine each, never a thread) and ``BOTS_CALL_RECORDERS`` threads that record the
+    answers in the database and play on."""
+
+    def __init__(self) -> None:
+        self.caller = AsyncBotCaller(allow_private=settings.BOTS_ALLOW_PRIVATE_URLS)
+        self.loop = loop_thread_start("bot-calls")
+        self.recorders = concurrent.futures.ThreadPoolExecutor(
+            max_workers=settings.BOTS_CALL_RECORDERS,
+            thread_name_prefix="bot-answers",
+        )
+        self.in_flight = 0
+        # The tasks running, so that none is collected while it waits.
+        self._tasks: set[asyncio.Task] = set()
+        # The claims of the calls in flight (match, holder, ply), which the heartbeat renews.
+        self._claims: dict[tuple[int, str, int], None] = {}
+        self.loop.call_soon_threadsafe(self.loop.call_later, CALL_BEAT, self._beat)
+
+    def submit(self, call: dict) -> None:
+        """Make the call on the loop; its answer is recorded by a recording thread.
+        Thread-safe; returns at once."""
+        self.loop.call_soon_threadsafe(self._start, call)
+
+    def _start(self, call: dict) -> None:
+        task = self.loop.create_task(self._make(call))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _beat(self) -> None:
+        """Renew the claims of the calls in flight (on a recording thread), every
+        CALL_BEAT seconds."""
+        if self._claims:
+            self.recorders.submit(claims_renew, list(self._claims))
+        self.loop.call_later(CALL_BEAT, self._beat)
+
+    async def _make(self, call: dict) -> None:
+        self.in_flight += 1
+        claim = (call["match_id"], call["holder"], call["ply"])
+        self._claims[claim] = None
+        try:
+            answer = await call_make_async(call, self.caller)
+        except Exception:
+            # A bug, not the bot's fault: the call is lost, and its turn taken up again
+            # when the match's claim lapses.
+            logger.exception("bot call for match %s failed", call["match_id"])
+            return
+        finally:
+            self.in_flight -= 1
+            self._claims.pop(claim, None)
+        self.recorders.submit(answer_record, call, answer)
+
+
+def call_pool() -> CallPool:
+    """Return this process's pool, made on first use (it makes this a pool process)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = CallPool()
+        return _POOL
+
+
+def claims_renew(claims: list[tuple[int, str, int]]) -> None:
+    """Make the claims of these calls in flight last CALL_HELD seconds from now (never
+    shorter), where the call still holds its match's claim."""
+    from django.db import close_old_connections
+
+    close_old_connections()
+    held = _db_time(timezone.now() + timedelta(seconds=CALL_HELD))
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.executemany(
+                _statements(connection)["call_renew"],
+                [[held, match_id, holder, ply, held] for match_id, holder, ply in claims],
+            )
+    except Exception:
+        # The next beat tries again; a claim that lapses meanwhile is taken up again.
+        logger.exception("renewing %s claims of calls in flight failed", len(claims))
+
+
+def answer_record(call: dict, answer: dict) -> None:
+    """Play the answer (a recording thread of the pool), then the match's next HTTP bots'
+    turns; a built-in bot's turn goes to a CPU worker."""
+    from django.db import close_old_connections
+
+    from bots import driver, tasks
+
+    close_old_connections()
+    try:
+        match = _answer_play(call, answer)
+        if match is None:
+            return
+        if driver.http_turns_play(match=match, holder=call["holder"]):
+            tasks.play_bot_turns.delay(call["match_id"])
+    except Exception:
+        # The claim lapses and the turn is taken up again (resume_abandoned_turns).
+        logger.exception("recording the answer for match %s failed", call["match_id"])

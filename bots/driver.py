@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import logging
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -78,9 +80,9 @@ def bot_turns_play(
     bot's failures.
 
     With ``pool`` (the Celery tasks pass it), an HTTP bot's call is handed to the I/O pool
-    (``BOTS_CALL_QUEUE``) instead of made here, and this call stops: the pool's answer
-    plays on (``bots.tasks.bot_answer_play``, which passes the claim's ``holder`` on).
-    Without it, or with tasks run eagerly, the call is made in this thread.
+    (``BOTS_CALL_QUEUE``) instead of made here, and this call stops: the pool records
+    the answer and plays on (``http_turns_play``, with the claim's ``holder``). Without
+    it, or with tasks run eagerly, the call is made in this thread.
 
     Built-in players' moves in a row are decided in memory and appended together, up to
     ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time (``games.play.match_moves_append``):
@@ -98,11 +100,31 @@ def bot_turns_play(
     return _play(match_id, max_moves=max_moves, pool=pool, holder=holder).played
 
 
-def _play(match_id: int, *, max_moves: int | None, pool: bool, holder: str) -> Driver:
+def http_turns_play(*, match: Any, holder: str) -> bool:
+    """Play on after an HTTP bot's answer, in the I/O pool, with the answer's claim: hand
+    the next HTTP bot's call to the pool; stop at a person's or a client bot's turn, or
+    at a built-in bot's, and return whether a built-in bot is to move (a CPU worker plays
+    it: ``bots.tasks.play_bot_turns``). ``match`` is the row as the answer's move left it
+    (``games.play.match_moves_append``). Call it outside any transaction."""
+    driver = _play(match.pk, max_moves=None, pool=True, holder=holder, builtin=False, match=match)
+    return driver.builtin_next
+
+
+def _play(
+    match_id: int,
+    *,
+    max_moves: int | None,
+    pool: bool,
+    holder: str,
+    builtin: bool = True,
+    match: Any = None,
+) -> Driver:
     # bots.calls builds on this module: imported here, not at the top.
     from bots import calls
 
-    driver = Driver(holder=holder or secrets.token_hex(16), claimed=bool(holder))
+    driver = Driver(
+        holder=holder or secrets.token_hex(16), claimed=bool(holder), builtin=builtin, match=match
+    )
     driver.pool = pool and calls.pool_enabled()
     playing = _PLAYING.get()
     if match_id in playing:
@@ -139,6 +161,11 @@ class Driver:
     pool: bool = False
     handed_off: bool = False
     played: int = 0
+    # Whether built-in bots' moves are played here; when not, whether one is to move.
+    builtin: bool = True
+    builtin_next: bool = False
+    # The match's row as the caller left it, read instead of the database at the first step.
+    match: Any = None
 
 
 def _bot_turns_step(match_id: int, driver: Driver, *, limit: int | None) -> int:
@@ -148,6 +175,9 @@ def _bot_turns_step(match_id: int, driver: Driver, *, limit: int | None) -> int:
     if turn is None:
         return 0
     if turn.bot.kind == Bot.Kind.BUILTIN:
+        if not driver.builtin:
+            driver.builtin_next = True
+            return 0
         if not lease_claim(turn, driver, hold_for=BUILTIN_LEASE, keep_if_left=BUILTIN_LEASE / 2):
             return 0
         return _builtin_moves_play(turn, driver, limit=limit)
@@ -237,18 +267,18 @@ def bot_move_key(bot_id: int, ply: int) -> str:
 
 def _bot_turn_load(match_id: int, driver: Driver) -> BotTurn | None:
     """Return the turn of the bot to move, or None when no server-side bot is to move."""
-    from games.models import Match, Seat
+    from games.models import Match
     from games.rows import match_row
     from games.selectors import match_state
 
-    match = match_row(match_id)
+    match, driver.match = driver.match, None
+    if match is None:
+        match = match_row(match_id)
     if match is None or match.status != Match.Status.ACTIVE:
         return None
     if driver.seat_bots is None:
-        driver.seat_bots = {
-            seat.index: seat.bot
-            for seat in Seat.objects.select_related("bot").filter(match_id=match_id)
-        }
+        # The I/O pool plays a match's HTTP turns one call at a time, each its own driver.
+        driver.seat_bots = _seat_bots(match_id, recent=not driver.builtin)
     bot = driver.seat_bots.get(match.to_move)
     if bot is None or not bot.played_by_arena:
         return None
@@ -271,6 +301,38 @@ def _bot_turn_load(match_id: int, driver: Driver) -> BotTurn | None:
         state=state,
         move_time_limit=match.move_time_limit or settings.BOTS_DEFAULT_MOVE_TIME_LIMIT,
     )
+
+
+# The seats' bots of the matches the I/O pool plays, kept for SEAT_BOTS_KEPT seconds: a
+# match's seats are fixed once it started, and reading them costs more of the pool's CPU
+# than anything else of a turn. A bot's new URL or secret reaches its matches as late.
+SEAT_BOTS_KEPT = 5.0
+_SEAT_BOTS: OrderedDict[int, tuple[float, dict]] = OrderedDict()
+_SEAT_BOTS_LOCK = threading.Lock()
+
+
+def _seat_bots(match_id: int, *, recent: bool) -> dict[int, Bot | None]:
+    """Return the bot of each seat of the match (None for a person's); with ``recent``,
+    as read within the last SEAT_BOTS_KEPT seconds."""
+    from games.models import Seat
+
+    now = time.monotonic()
+    if recent:
+        with _SEAT_BOTS_LOCK:
+            kept = _SEAT_BOTS.get(match_id)
+            if kept is not None and kept[0] > now:
+                return kept[1]
+    seat_bots = {
+        seat.index: seat.bot
+        for seat in Seat.objects.select_related("bot").filter(match_id=match_id)
+    }
+    if recent:
+        with _SEAT_BOTS_LOCK:
+            _SEAT_BOTS[match_id] = (now + SEAT_BOTS_KEPT, seat_bots)
+            _SEAT_BOTS.move_to_end(match_id)
+            while len(_SEAT_BOTS) > 10_000 or next(iter(_SEAT_BOTS.values()))[0] <= now:
+                _SEAT_BOTS.popitem(last=False)
+    return seat_bots
 
 
 def lease_claim(

@@ -74,10 +74,10 @@ def play_bot_turns(match_id: int) -> None:
 
 
 # -- HTTP bots' calls (bots.calls) ---------------------------------------------------------
-# bot_call runs on the I/O pool (queue BOTS_CALL_QUEUE: a worker of many threads that
-# touches no database); the other two on the CPU workers. Acknowledged on receipt: a call
-# lost with its worker is taken up again when the match's claim lapses (the clock's sweep
-# hands the overdue turn over), and a call redelivered late is refused by its send_by.
+# bot_call runs on the I/O pool (queue BOTS_CALL_QUEUE, the bot-calls worker), which
+# records the answer itself; bot_call_dispatch on the CPU workers. Acknowledged on
+# receipt: a call lost with its process is taken up again when the match's claim lapses
+# (beat's resume_abandoned_turns), and a call redelivered late is refused by its send_by.
 
 
 @shared_task(acks_late=False, ignore_result=True)
@@ -88,20 +88,9 @@ def bot_call_dispatch(call: dict) -> None:
 
 @shared_task(acks_late=False, ignore_result=True)
 def bot_call(call: dict) -> None:
-    """Make one HTTP bot's call and hand its answer to a CPU worker."""
-    answer = calls.call_make(call)
-    bot_answer_play.delay(call, answer)  # the default queue: the CPU workers
-
-
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
-def bot_answer_play(call: dict, answer: dict) -> None:
-    """Play an HTTP bot's answer, then the match's next arena moves."""
-    if calls.answer_play(call, answer):
-        played = driver.bot_turns_play(
-            match_id=call["match_id"], max_moves=MOVES_PER_TASK, pool=True, holder=call["holder"]
-        )
-        if played == MOVES_PER_TASK:
-            play_bot_turns.delay(call["match_id"])
+    """Hand one HTTP bot's call to this process's event loop and return: the loop waits
+    for the bot, and the pool records the answer (``bots.calls.CallPool``)."""
+    calls.call_pool().submit(call)
 
 
 @shared_task(ignore_result=True)

@@ -21,6 +21,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from cardserver import health as worker_health
 from cardserver.api import DATABASE_DOWN, error_body
 from cardserver.celery import app as celery_app
 
@@ -53,6 +54,25 @@ _health_serializer = inline_serializer(
                 "names": serializers.ListField(child=serializers.CharField()),
             },
         ),
+        "bot_calls": inline_serializer(
+            name="HealthBotCalls",
+            fields={
+                "status": serializers.ChoiceField(
+                    choices=["ok", "none", "unknown", "off"],
+                    help_text=(
+                        "ok: a worker reads the I/O pool's queue (BOTS_CALL_QUEUE); none: "
+                        "no worker does, so HTTP bots' calls wait and their matches stall; "
+                        "unknown: the workers could not be asked; off: no call queue, each "
+                        "call is made by the worker playing the turn."
+                    ),
+                ),
+                "consumers": serializers.ListField(child=serializers.CharField()),
+                "queue_depth": serializers.IntegerField(
+                    allow_null=True,
+                    help_text="Calls waiting in the queue (Redis broker), else null.",
+                ),
+            },
+        ),
     },
 )
 
@@ -61,10 +81,11 @@ _health_serializer = inline_serializer(
     summary="Report whether the database, the broker and the Celery workers answer",
     description=(
         "200 when the database answers `SELECT 1` and the broker a ping (or, for the "
-        "embedded broker, its folders are writable); 503 otherwise. Workers are pinged "
-        "through the broker (at most `HEALTH_WORKER_TIMEOUT` seconds, the answer kept for "
-        "`HEALTH_WORKER_CACHE` seconds) and reported, but do not change the status: a web "
-        "server without workers still serves the API."
+        "embedded broker, its folders are writable); 503 otherwise. Workers are asked "
+        "through the broker which queues they read (at most `HEALTH_WORKER_TIMEOUT` "
+        "seconds, the answer kept for `HEALTH_WORKER_CACHE` seconds) and reported, with "
+        "the workers reading the HTTP bots' call queue and its depth (`bot_calls`), but "
+        "do not change the status: a web server without workers still serves the API."
     ),
     responses={200: _health_serializer, 503: _health_serializer},
     auth=[],
@@ -77,22 +98,25 @@ def health(request: Request) -> Response:
     """Answer 200 if the database and the broker answer, else 503; report the workers."""
     database = _database_status()
     broker = _broker_status()
-    workers = _workers_status() if broker == "ok" else _UNKNOWN_WORKERS
+    queues = _workers_queues() if broker == "ok" else None
     healthy = database == "ok" and broker == "ok"
     return Response(
         {
             "status": "ok" if healthy else "unavailable",
             "database": database,
             "broker": broker,
-            "workers": workers,
+            "workers": worker_health.workers_report(queues),
+            "bot_calls": worker_health.bot_calls_report(
+                queues, _broker_url() if broker == "ok" else ""
+            ),
         },
         status=200 if healthy else 503,
     )
 
 
-_UNKNOWN_WORKERS = {"status": "unknown", "answered": None, "names": []}
-# The last worker ping: (time.monotonic() when it was made, its report).
-_workers_seen: tuple[float, dict] | None = None
+# The workers' last answer: (time.monotonic() when they were asked, their queues by worker,
+# or None when they could not be asked).
+_workers_seen: tuple[float, dict[str, list[str]] | None] | None = None
 
 
 def _database_status() -> str:
@@ -140,22 +164,20 @@ def _broker_url() -> str:
     return celery_app.conf.broker_url or ""
 
 
-def _workers_status() -> dict:
-    """Return how many Celery workers answer a ping (kept ``HEALTH_WORKER_CACHE`` seconds)."""
+def _workers_queues() -> dict[str, list[str]] | None:
+    """Return the queues of each worker that answers (asked at most every
+    ``HEALTH_WORKER_CACHE`` seconds), or None when they cannot be asked."""
     global _workers_seen
     now = time.monotonic()
     if _workers_seen is not None and now - _workers_seen[0] < settings.HEALTH_WORKER_CACHE:
         return _workers_seen[1]
     try:
-        replies = celery_app.control.ping(timeout=settings.HEALTH_WORKER_TIMEOUT) or []
+        queues = worker_health.worker_queues(settings.HEALTH_WORKER_TIMEOUT)
     except Exception:  # noqa: BLE001 - a transport without remote control, a broker gone
-        logger.warning("Health check: the workers could not be pinged.", exc_info=True)
-        report = dict(_UNKNOWN_WORKERS)
-    else:
-        names = sorted(name for reply in replies for name in reply)
-        report = {"status": "ok" if names else "none", "answered": len(names), "names": names}
-    _workers_seen = (now, report)
-    return report
+        logger.warning("Health check: the workers could not be asked.", exc_info=True)
+        queues = None
+    _workers_seen = (now, queues)
+    return queues
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

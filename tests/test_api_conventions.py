@@ -13,7 +13,6 @@ from django.test import Client, RequestFactory, override_settings
 from rest_framework import exceptions
 from rest_framework.renderers import JSONRenderer
 
-from cardserver import celery_app
 from cardserver.api import exception_handler
 from cardserver.views import server_error
 
@@ -27,8 +26,8 @@ def render(data) -> object:
 def test_health_reports_ok_after_querying_the_database(
     api_client, django_assert_num_queries, monkeypatch
 ):
-    # Worker pings are tested in tests/ops/test_health.py.
-    monkeypatch.setattr(celery_app.control, "ping", lambda **kwargs: [])
+    # The workers' broadcast is tested in tests/ops/test_health.py.
+    monkeypatch.setattr("cardserver.health.worker_queues", lambda timeout: {})
     monkeypatch.setattr("cardserver.views._workers_seen", None)
     with django_assert_num_queries(1):
         response = api_client.get("/api/v1/health/")
@@ -44,7 +43,7 @@ def test_health_answers_503_when_the_database_fails(api_client, monkeypatch):
         raise OperationalError("connection refused")
 
     monkeypatch.setattr(connection, "cursor", broken_cursor)
-    monkeypatch.setattr(celery_app.control, "ping", lambda **kwargs: [])
+    monkeypatch.setattr("cardserver.health.worker_queues", lambda timeout: {})
 
     response = api_client.get("/api/v1/health/")
 

@@ -18,11 +18,12 @@ BOTS_UNHEALTHY_AFTER = 3
 # decision costs microseconds, a write a millisecond or more; short enough that a match
 # in progress keeps a log to resume from and spectators see it move.
 BOTS_BUILTIN_MOVES_PER_WRITE = int(os.environ.get("BOTS_BUILTIN_MOVES_PER_WRITE") or 16)
-# The I/O pool: the Celery queue on which HTTP bots' calls wait for their bots, read by
-# the `bot-calls` worker (a thread pool of high concurrency, docker/compose.yaml), so that
-# a bot that thinks holds a thread, never one of the CPU workers' processes. Empty: each
-# call is made by the worker that plays the turn (the behaviour before the pool). A test
-# or benchmark with a default queue of its own gets a call queue of its own with it.
+# The I/O pool: the Celery queue of HTTP bots' calls, read by the `bot-calls` worker
+# (docker/compose.yaml), whose task hands each call to its process's asyncio event loop,
+# so that a bot that thinks holds a coroutine, never a thread or one of the CPU workers'
+# processes (bots.calls.CallPool). Empty: each call is made by the worker that plays the
+# turn (the behaviour before the pool). A test or benchmark with a default queue of its
+# own gets a call queue of its own with it.
 BOTS_CALL_QUEUE = os.environ.get("BOTS_CALL_QUEUE", "").strip() or (
     "bot-calls"
     if CELERY_TASK_DEFAULT_QUEUE == "celery"
@@ -34,9 +35,12 @@ if BOTS_CALL_QUEUE == "-":
 # arena's delay, never the bot's) until one ends, so that one owner's many slow bots
 # cannot take the whole pool.
 BOTS_CALLS_PER_OWNER = int(os.environ.get("BOTS_CALLS_PER_OWNER") or 100)
-# Seconds a queued call may wait for a thread of the pool; one not sent by then is queued
-# anew (the match's claim covers this wait, the bot's time and a grace).
+# Seconds a queued call may wait for the pool; one not sent by then is queued anew (the
+# match's claim covers this wait, the bot's time and a grace).
 BOTS_CALL_SEND_WITHIN = float(os.environ.get("BOTS_CALL_SEND_WITHIN") or 10.0)
+# Threads of each bot-calls process that record answers (a database connection each) and
+# send the match's next call to the loop; the calls themselves wait on the loop.
+BOTS_CALL_RECORDERS = int(os.environ.get("BOTS_CALL_RECORDERS") or 8)
 # Seconds an arena turn may go with no move and no live driver claim before beat's
 # bots.tasks.resume_abandoned_turns (every 10 s) hands it to a driver again: a driver
 # that died lets go of its claim within seconds, and its match is taken up within ~30 s.

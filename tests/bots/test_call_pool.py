@@ -1,7 +1,8 @@
 """HTTP bots' calls on the I/O pool: a prefork CPU worker (two processes, as in production)
-and a `bot-calls` thread-pool worker, on the test database and a queue of their own, with
-real HTTP bots on 127.0.0.1. A slow bot holds a thread of the pool, never a CPU process,
-so it never costs another bot its turn; the arena's delay is never a bot's forfeit."""
+and a `bot-calls` worker (its event loop), on the test database and a queue of their own,
+with real HTTP bots on 127.0.0.1. A slow bot holds a coroutine of the pool, never a CPU
+process, so it never costs another bot its turn; the arena's delay is never a bot's
+forfeit."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ def workers(tmp_path, queue):
         if kind == "cpu":
             options = ["--pool=prefork", "--concurrency=2", "-Q", queue]
         else:
-            options = ["--pool=threads", "--concurrency=200", "-Q", f"{queue}-bot-calls"]
+            options = ["--pool=threads", "--concurrency=4", "-Q", f"{queue}-bot-calls"]
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--without-mingle",
              "--without-gossip", "--loglevel=WARNING", *options],
@@ -170,7 +171,7 @@ def test_turn_queued_by_the_arena_past_the_bots_limit_does_not_lose(
     workers("cpu")
     matches = start_matches(bots, random_bot, 0.5)
 
-    # No thread is there to send the calls yet: they wait in the queue, past the limit.
+    # No pool is there to send the calls yet: they wait in the queue, past the limit.
     wait_until(
         lambda: BotTurnLease.objects.filter(calling_owner=user).count() == len(matches),
         timeout=60, what="the bots' calls to be queued", tmp_path=tmp_path,
@@ -208,8 +209,9 @@ def test_one_owners_calls_in_flight_stay_within_the_owner_share(
     other_url, other_server = http_bot(first_legal_move)
     other = make_bots(user_factory(), other_url.removesuffix("/move"), "other", 1)
     random_bot = next(bot for bot in services.builtin_bots_ensure() if bot.name == "random")
+    # The share is a setting of the whole arena: the pool dispatches a match's next call.
     workers("cpu", BOTS_CALLS_PER_OWNER="2")
-    workers("calls")
+    workers("calls", BOTS_CALLS_PER_OWNER="2")
     matches = start_matches(bots, random_bot, 5.0)
     others = start_matches(other, random_bot, 5.0)
 

@@ -241,7 +241,7 @@ def compose_shell(command: list[str], environment: dict[str, str]) -> list[str]:
     return ["sh", "-c", command[2].replace("$$", "$")]
 
 
-def test_bot_calls_worker_reads_only_the_call_queue_on_many_threads():
+def test_bot_calls_worker_reads_only_the_call_queue_with_threads_that_hand_calls_over():
     worker = COMPOSE["services"]["worker"]["command"]
     calls = shlex.split(compose_shell(COMPOSE["services"]["bot-calls"]["command"], {})[2])
 

@@ -9,7 +9,7 @@ import time
 import pytest
 from django.db import OperationalError, connection
 
-from cardserver import celery_app, views
+from cardserver import health, views
 from tests.processes import start_solo_worker
 
 
@@ -23,12 +23,10 @@ def fresh_worker_ping(settings, monkeypatch):
 
 @pytest.fixture
 def workers_answer(monkeypatch):
-    """Make ``control.ping`` answer with the given worker names."""
+    """Make the workers' broadcast answer with the given worker names (reading no queue)."""
 
     def answer(*names: str) -> None:
-        monkeypatch.setattr(
-            celery_app.control, "ping", lambda **kw: [{name: {"ok": "pong"}} for name in names]
-        )
+        monkeypatch.setattr(health, "worker_queues", lambda timeout: {name: [] for name in names})
 
     return answer
 
@@ -40,7 +38,10 @@ def test_health_reports_database_broker_and_workers(api_client, workers_answer):
     response = api_client.get("/api/v1/health/")
 
     assert response.status_code == 200
-    assert response.json() == {
+    body = response.json()
+    # Neither reads the call queue (tests/ops/test_health_bot_calls.py).
+    assert body.pop("bot_calls")["status"] == "none"
+    assert body == {
         "status": "ok",
         "database": "ok",
         "broker": "ok",
@@ -60,10 +61,10 @@ def test_no_worker_answering_is_reported_but_still_healthy(api_client, workers_a
 
 @pytest.mark.django_db
 def test_workers_that_cannot_be_pinged_are_unknown_not_none(api_client, monkeypatch):
-    def no_remote_control(**kwargs):
+    def no_remote_control(timeout):
         raise NotImplementedError("this transport has no fanout")
 
-    monkeypatch.setattr(celery_app.control, "ping", no_remote_control)
+    monkeypatch.setattr(health, "worker_queues", no_remote_control)
 
     response = api_client.get("/api/v1/health/")
 
@@ -103,6 +104,7 @@ def test_broker_down_answers_503_quickly_with_workers_unknown(api_client, monkey
         "database": "ok",
         "broker": "error",
         "workers": {"status": "unknown", "answered": None, "names": []},
+        "bot_calls": {"status": "unknown", "consumers": [], "queue_depth": None},
     }
 
 
@@ -110,7 +112,7 @@ def test_broker_down_answers_503_quickly_with_workers_unknown(api_client, monkey
 def test_worker_answer_is_reused_for_the_cache_time(api_client, settings, monkeypatch):
     settings.HEALTH_WORKER_CACHE = 60
     pings = []
-    monkeypatch.setattr(celery_app.control, "ping", lambda **kw: pings.append(1) or [])
+    monkeypatch.setattr(health, "worker_queues", lambda timeout: pings.append(1) or {})
 
     for _ in range(3):
         api_client.get("/api/v1/health/")
