@@ -205,6 +205,7 @@ def held_clients(server: Server, holder: StreamHolder, n: int, *, players, accou
         "kb_per_stream": 1024 * (rss1 - rss0) / n if n else None,
         "generator_cpu": got["generator_cpu"],
         "server_cpu_ms_per_move": got["cpu_ms_per_move"]["gunicorn"],
+        "other_cores": got["other_cores"],
     }
 
 
@@ -337,14 +338,18 @@ def report(args, figures: dict, limit: int, load0, load1) -> None:
     )
     if held:
         base = held[0]["moves_per_s"] or float("nan")
-        print("(a) streams  opened  moves/s  (vs 0)  GET p50 ms  GET p99 ms  KB/stream  RSS MB")
+        print(
+            "(a) streams  opened  moves/s  (vs 0)  GET p50 ms  GET p99 ms  KB/stream  RSS MB"
+            "  server ms/move  generator cores  other work cores"
+        )
         for row in held:
             per = row["kb_per_stream"]
             print(
                 f"    {row['streams']:>7}  {row['opened']:>6}  {row['moves_per_s']:7.1f}  "
                 f"{row['moves_per_s'] / base:6.0%}  {row['get_p50_ms']:10.1f}  "
                 f"{row['get_p99_ms']:10.1f}  {per if per is None else round(per, 1)!s:>9}  "
-                f"{row['rss_mb']:6.0f}"
+                f"{row['rss_mb']:6.0f}  {row['server_cpu_ms_per_move']:14.2f}  "
+                f"{row['generator_cpu']:15.2f}  {row['other_cores']:16.2f}"
             )
         print("    targets at 10,000: GET p99 < 50 ms, moves/s >= 90% of 0 streams")
     if wake:

@@ -174,3 +174,14 @@ application = Application()
 # out of the garbage collector's reach (no full collection walking them mid-request).
 get_resolver().url_patterns  # noqa: B018 - imports the URLconf and its views
 gc.freeze()
+# A process that holds thousands of streams keeps some 120 objects alive for each, and a
+# full collection walks every one: 600,000 at 5,000 streams, a pause of hundreds of
+# milliseconds for every request of the process. Python runs one whenever the objects
+# promoted to the oldest generation since the last reach a quarter of it; with its
+# default young generation (700 allocations) the objects of the requests in flight are
+# promoted at nearly every collection, which at 10,000 streams set off 4 full
+# collections per worker in 15 s of play, a third of the workers' time
+# (benchmarks.live). A young generation of 20,000 lets a request's objects die before
+# they are promoted, and 100 collections of the middle one between two full ones bound
+# how often a pause can come.
+gc.set_threshold(20_000, 10, 100)
