@@ -16,6 +16,7 @@ import secrets
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, F, OuterRef
 
 from bots.driver import match_play_to_end
 from bots.models import Bot
@@ -37,8 +38,10 @@ def ladder_tick(*, tables_per_pool: int | None = None, seed: int | None = None) 
     For each table shape in ``LADDER_TABLES`` start up to ``LADDER_TABLES_PER_TICK``
     tables while fewer than ``LADDER_MAX_ACTIVE`` ladder matches are unfinished (see
     ``ladder_plan``). ``seed`` makes the choice of tables and seats repeatable; without
-    it the tick draws a seed of its own.
+    it the tick draws a seed of its own. First it deals on the tables that a lost record
+    left half dealt (``ladder_tables_resume``).
     """
+    ladder_tables_resume()
     rng = random.Random(secrets.randbits(64) if seed is None else seed)
     created = []
     for game, players, table in ladder_plan(rng=rng, tables_per_pool=tables_per_pool):
@@ -46,6 +49,45 @@ def ladder_tick(*, tables_per_pool: int | None = None, seed: int | None = None) 
         rng.shuffle(order)
         created.append(_ladder_match_create(game, players, order, deck_seed=secrets.token_hex(16)))
     return created
+
+
+# How many of the newest ladder deals the tick looks through for a table to deal on: far
+# more than are ever in flight (``LADDER_MAX_ACTIVE``), and a read of the newest rows only.
+RESUME_WINDOW = 500
+
+
+def ladder_tables_resume() -> list[int]:
+    """Record the finished deals whose table was not dealt on; return those deals.
+
+    A deal's task, or the record task of a deal that HTTP bots finished on the I/O pool,
+    deals the next rotation; when that record is lost (a task that never ran), the
+    table would stop there. Among the newest ``RESUME_WINDOW`` ladder deals, a finished,
+    unforfeited deal with rotations after it and none dealt is recorded again
+    (``ladder_match_record``: once, whoever else does it).
+    """
+    newest = LadderMatch.objects.order_by("-pk").values_list("pk", flat=True)[
+        RESUME_WINDOW - 1 : RESUME_WINDOW
+    ]
+    floor = newest[0] if newest else 0
+    dealt_on = LadderMatch.objects.filter(
+        table=OuterRef("table"), rotation=OuterRef("rotation") + 1
+    )
+    stalled = (
+        LadderMatch.objects.filter(
+            pk__gte=floor,
+            table__isnull=False,
+            match__status=Match.Status.FINISHED,
+            match__forfeit_seat=None,
+            rotation__lt=F("match__players") - 1,
+        )
+        .exclude(Exists(dealt_on))
+        .order_by("pk")
+        .values_list("match_id", flat=True)
+    )
+    resumed = list(stalled)
+    for match_id in resumed:
+        ladder_match_record(match_id=match_id)
+    return resumed
 
 
 def ladder_plan(

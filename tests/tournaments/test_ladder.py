@@ -367,3 +367,19 @@ def test_no_table_shape_starves_when_bots_are_short(bot_factory, settings, db):
         shapes.update((game, players) for game, players, _ in ladder_plan(rng=random.Random(seed)))
 
     assert shapes == {("durak", 2), ("durak", 3), ("durak", 4), ("volynshchik", 5)}
+
+
+def test_the_tick_deals_on_a_table_whose_record_was_lost(bot_factory, durak_3p, quiet_turns):
+    from bots.driver import match_play_to_end
+
+    for _ in range(3):
+        bot_factory()
+    (first,) = ladder_tick(seed=1)
+    # The deal ends on the I/O pool, and its record task never runs.
+    match_play_to_end(match_id=first)
+
+    assert ladder_tick(seed=2) == []  # its bots are at the table's next deal
+
+    rotations = LadderMatch.objects.filter(table=first).values_list("rotation", flat=True)
+    assert sorted(rotations) == [0, 1]
+    assert RatedMatch.objects.filter(match_id=first).exists()
