@@ -20,6 +20,7 @@ SOURCES = (
     "bots/__init__.py",
     "bots/protocol.py",
     "bots/caller.py",
+    "bots/connections.py",
     "bots/urlsafety.py",
     "bots/builtin",
     "bots/kit",
