@@ -41,6 +41,7 @@ import time
 
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -109,6 +110,9 @@ def _count(scope: str, ident, now: float) -> float | None:
     window = int(now // period)
     key = f"throttle:{scope}:{ident}:{window}"
     cache = caches[settings.API_THROTTLE_CACHE]
+    if isinstance(cache, RedisCache):
+        count = _redis_count(cache, key, period + 1)
+        return (window + 1) * period - now if count > limit else None
     # incr() is atomic in Redis and in memory, and raises ValueError when the counter does
     # not exist yet: the first request of a window creates it (add() does nothing if
     # another request created it meanwhile, and that one's counter is incremented then).
@@ -128,3 +132,19 @@ def _count(scope: str, ident, now: float) -> float | None:
     if count > limit:
         return (window + 1) * period - now
     return None
+
+
+def _redis_count(cache: RedisCache, key: str, timeout: int) -> int:
+    """Count one request in Redis in one round trip; return the window's count.
+
+    Django's ``RedisCache.incr`` asks EXISTS and then INCRBY (two round trips, the largest
+    cost of an API request after its view). Here the window's counter is created with its
+    expiry if missing and incremented in one MULTI/EXEC: atomic, so a counter never lives
+    on without its expiry.
+    """
+    redis_key = cache.make_and_validate_key(key)
+    client = cache._cache.get_client(redis_key, write=True)
+    with client.pipeline(transaction=True) as pipe:
+        pipe.set(redis_key, 0, ex=timeout, nx=True)
+        pipe.incr(redis_key)
+        return int(pipe.execute()[1])

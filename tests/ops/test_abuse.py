@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -379,3 +380,41 @@ def test_built_in_bots_are_shared_and_not_capped(user_factory, settings):
     answers = [token_client(user_factory()).post("/api/v1/matches/", body) for _ in range(3)]
 
     assert [a.status_code for a in answers] == [201] * 3
+
+
+@pytest.mark.real_services
+def test_a_redis_counter_is_one_round_trip_and_keeps_its_expiry(settings):
+    """Django's RedisCache.incr costs EXISTS and INCRBY; the throttle counts in one
+    MULTI/EXEC that creates the window's counter with its expiry."""
+    from django.core.cache import caches
+
+    from cardserver.throttling import _count
+
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    assert broker.startswith("redis://"), "real-service tests need CELERY_BROKER_URL on Redis"
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": broker}
+    }
+    settings.API_THROTTLE_RATES = {"user": "3/minute"}
+    cache = caches["default"]
+    client = cache._cache.get_client(write=True)
+    sent = []
+    real = client.connection_pool.get_connection
+
+    def counted(*args, **kwargs):
+        sent.append(1)
+        return real(*args, **kwargs)
+
+    client.connection_pool.get_connection = counted
+    ident = f"test-{os.getpid()}-{time.time_ns()}"
+    now = time.time()
+    try:
+        waits = [_count("user", ident, now) for _ in range(4)]
+    finally:
+        client.connection_pool.get_connection = real
+
+    assert waits[:3] == [None, None, None] and waits[3] > 0
+    assert len(sent) == 4  # one connection checkout, one round trip, per request
+    key = cache.make_and_validate_key(f"throttle:user:{ident}:{int(now // 60)}")
+    assert cache.get(f"throttle:user:{ident}:{int(now // 60)}") == 4
+    assert 0 < client.ttl(key) <= 61
