@@ -9,8 +9,9 @@ own. Every new connection goes through ``bots.urlsafety`` (resolve, refuse, conn
 very addresses checked); redirects are never followed; the answer is read up to the size
 limit and by the call's deadline.
 
-Pure Python, no Django: settings come in as arguments. The bot kit does not import this
-module (it needs only ``bots.protocol``'s signatures), so it runs without httpx.
+Pure Python, no Django: settings come in as arguments. The bot kit ships it (with
+``bots.connections``), so that its local arena and checker call HTTP bots exactly as the
+server does.
 """
 
 from __future__ import annotations
