@@ -5,6 +5,10 @@ async views) to ``WSGIPool``: Django's WSGI handler run in one of a fixed number
 threads, as gunicorn's gthread workers ran it, so that each thread keeps its database
 connection (``CONN_MAX_AGE``) and no request pays for a thread of its own.
 
+Each thread runs its requests in a context of its own that lasts as long as the thread,
+as a gthread worker's thread does: what Django keeps per thread (database connection,
+caches) is made once, not once a request.
+
 A request crosses between the loop and the pool once each way: the loop reads the
 request's body, a thread runs the application and gathers the whole response, and the
 loop sends it. a2wsgi's ``WSGIMiddleware``, used before, handed the response back piece
@@ -20,7 +24,6 @@ sent in pieces of about that size, from the thread, as a2wsgi sent it.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import io
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -45,10 +48,13 @@ class WSGIPool:
         if body is None:  # the client left before sending its whole request
             return
         loop = asyncio.get_running_loop()
-        run = contextvars.copy_context().run
         try:
+            # In the thread's own context, not a copy of this request's: Django keeps its
+            # caches (the Redis client of the rate limits, its connection) in asgiref
+            # Locals, which live in a context variable. A fresh context for each request,
+            # as a2wsgi gave, built a new client and connected to Redis again each time.
             answer = await loop.run_in_executor(
-                self.executor, run, self._respond, build_environ(scope, body), loop, send
+                self.executor, self._respond, build_environ(scope, body), loop, send
             )
         finally:
             body.close()

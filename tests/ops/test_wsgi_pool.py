@@ -3,7 +3,8 @@
 A real uvicorn serves a small WSGI application through ``WSGIPool``: request bodies
 sent in pieces, one larger than what is kept in memory, responses larger than what is
 held before sending, and the response closed in the thread that ran the application
-(Django's ``request_finished`` keeps or closes that thread's database connection).
+(Django's ``request_finished`` keeps or closes that thread's database connection), and
+what Django keeps per thread (its caches, their Redis connections) kept across requests.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 import httpx
 import pytest
 import uvicorn
+from django.core.cache import caches
 
 from benchmarks.harness import free_port
 from cardserver.wsgi_pool import WSGIPool
@@ -28,11 +30,16 @@ class Recorded:
     def __init__(self) -> None:
         self.ran_in: list[int] = []
         self.closed_in: list[int] = []
+        self.caches: list[tuple[int, object]] = []
 
 
 def _application(recorded: Recorded):
     def app(environ, start_response):
         recorded.ran_in.append(threading.get_ident())
+        if environ["PATH_INFO"] == "/cache":
+            recorded.caches.append((threading.get_ident(), caches["default"]))
+            start_response("204 No Content", [])
+            return Closing([], recorded)
         if environ["PATH_INFO"] == "/echo":
             body = environ["wsgi.input"].read()
             start_response("200 OK", [("Content-Type", "text/plain")])
@@ -102,3 +109,16 @@ def test_a_response_of_any_size_arrives_whole(served, size):
     expected = b"".join(bytes([n % 251]) * 4096 for n in range(size // 4096))
     assert answer.content == expected
     assert recorded.closed_in == recorded.ran_in  # closed once, in the application's thread
+
+
+def test_a_thread_keeps_its_caches_from_one_request_to_the_next(served):
+    """As in a gthread worker: a cache (for Redis, its client and connection) is made once a
+    thread, not once a request."""
+    client, recorded = served
+    for _ in range(8):
+        assert client.get("/cache").status_code == 204
+    by_thread: dict[int, set[int]] = {}
+    for thread, cache in recorded.caches:
+        by_thread.setdefault(thread, set()).add(id(cache))
+    assert len(recorded.caches) == 8
+    assert all(len(made) == 1 for made in by_thread.values()), by_thread
