@@ -16,7 +16,8 @@ import secrets
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from bots.driver import match_play_to_end
 from bots.models import Bot
@@ -65,29 +66,26 @@ def ladder_tables_resume() -> list[int]:
     unforfeited deal with rotations after it and none dealt is recorded again
     (``ladder_match_record``: once, whoever else does it).
     """
-    newest = LadderMatch.objects.order_by("-pk").values_list("pk", flat=True)[
-        RESUME_WINDOW - 1 : RESUME_WINDOW
-    ]
-    floor = newest[0] if newest else 0
-    dealt_on = LadderMatch.objects.filter(
-        table=OuterRef("table"), rotation=OuterRef("rotation") + 1
-    )
-    stalled = (
-        LadderMatch.objects.filter(
-            pk__gte=floor,
-            table__isnull=False,
-            match__status=Match.Status.FINISHED,
-            match__forfeit_seat=None,
-            rotation__lt=F("match__players") - 1,
-        )
-        .exclude(Exists(dealt_on))
-        .order_by("pk")
-        .values_list("match_id", flat=True)
-    )
-    resumed = list(stalled)
+    resumed = list(_deals_awaiting_next().order_by("pk").values_list("match_id", flat=True))
     for match_id in resumed:
         ladder_match_record(match_id=match_id)
     return resumed
+
+
+def _deals_awaiting_next() -> QuerySet[LadderMatch]:
+    """The newest ``RESUME_WINDOW`` ladder deals that are finished and unforfeited, with
+    rotations after them and none dealt yet: their tables go on at the next deal."""
+    newest = LadderMatch.objects.order_by("-pk").values("pk")[RESUME_WINDOW - 1 : RESUME_WINDOW]
+    dealt_on = LadderMatch.objects.filter(
+        table=OuterRef("table"), rotation=OuterRef("rotation") + 1
+    )
+    return LadderMatch.objects.filter(
+        pk__gte=Coalesce(Subquery(newest), 0),
+        table__isnull=False,
+        match__status=Match.Status.FINISHED,
+        match__forfeit_seat=None,
+        rotation__lt=F("match__players") - 1,
+    ).exclude(Exists(dealt_on))
 
 
 def ladder_plan(
@@ -111,8 +109,19 @@ def ladder_plan(
     active = unfinished.count()
     if active >= settings.LADDER_MAX_ACTIVE:
         return []
+    # A table's bots stay busy between its deals too: from the moment a deal finishes to
+    # the commit of the next rotation a tick must not seat them elsewhere, unless one of
+    # them has left the ladder (then the table ends there). One statement, one snapshot:
+    # read apart, a deal could finish after the first read and its next be dealt before
+    # the second, and neither would see the table.
+    leaving = Seat.objects.filter(match=OuterRef("match")).filter(
+        Q(bot__enabled=False) | Q(bot__healthy=False) | Q(bot__ladder_pause__isnull=False)
+    )
+    between_deals = _deals_awaiting_next().exclude(Exists(leaving))
     busy = set(
-        Seat.objects.filter(match__ladder_entry__in=unfinished).values_list("bot_id", flat=True)
+        Seat.objects.filter(
+            Q(match__ladder_entry__in=unfinished) | Q(match__ladder_entry__in=between_deals)
+        ).values_list("bot_id", flat=True)
     )
     bots = list(
         Bot.objects.filter(enabled=True, healthy=True, ladder_pause=None)

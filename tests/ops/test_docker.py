@@ -249,6 +249,10 @@ def test_bot_calls_worker_reads_only_the_call_queue_with_threads_that_hand_calls
     assert calls[calls.index("-Q") + 1] == "bot-calls"
     assert "--pool=threads" in calls
     assert any(arg.startswith("--concurrency=${BOT_CALLS_CONCURRENCY:-") for arg in calls)
+    # A few threads only hand calls to the event loop (README: 8); compose's environment
+    # once set 1,000, a thread per call as before the loop.
+    environment = service_environment({"SECRET_KEY": "x" * 50, "POSTGRES_PASSWORD": "x"})
+    assert environment["BOT_CALLS_CONCURRENCY"] == "8"
 
 
 def test_compose_needs_a_secret_key_and_a_database_password():

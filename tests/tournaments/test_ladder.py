@@ -383,3 +383,36 @@ def test_the_tick_deals_on_a_table_whose_record_was_lost(bot_factory, durak_3p, 
     rotations = LadderMatch.objects.filter(table=first).values_list("rotation", flat=True)
     assert sorted(rotations) == [0, 1]
     assert RatedMatch.objects.filter(match_id=first).exists()
+
+
+def test_a_tables_bots_stay_busy_between_its_deals(bot_factory, only_durak_2p, quiet_turns):
+    """From a deal's end to the commit of the table's next rotation (dealt by another
+    task), a tick must not seat the table's bots at a second table."""
+    import random
+
+    from bots.driver import match_play_to_end
+
+    bot_factory(), bot_factory()
+    (first,) = ladder_tick(seed=1)
+    match_play_to_end(match_id=first)  # finished, its next rotation not yet dealt
+
+    assert ladder_plan(rng=random.Random(2)) == []
+
+
+def test_a_table_whose_bot_left_the_ladder_frees_its_other_bots(
+    bot_factory, only_durak_2p, quiet_turns
+):
+    import random
+
+    from bots.driver import match_play_to_end
+
+    bot_factory(), bot_factory()
+    (first,) = ladder_tick(seed=1)
+    match_play_to_end(match_id=first)
+    leaving, staying = (seat.bot for seat in Match.objects.get(pk=first).seats.all())
+    LadderPause.objects.create(bot=leaving, reason="test")  # the table ends at this deal
+    newcomer = bot_factory()
+
+    (table,) = ladder_plan(rng=random.Random(2))
+
+    assert {bot.pk for bot in table[2]} == {staying.pk, newcomer.pk}
