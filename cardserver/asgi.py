@@ -8,10 +8,10 @@ One event loop per process serves two kinds of request:
   (``games/streams.py``). A waiter costs a coroutine and a socket, not a thread: one
   process holds thousands, woken by the live hub (``games/live.py``).
 - **Everything else** (the sync DRF API, pages, admin): Django's WSGI handler in a fixed
-  pool of ``GUNICORN_THREADS`` threads (``a2wsgi``), exactly as under gunicorn's gthread
-  workers: each thread keeps its database connection (``CONN_MAX_AGE``), and no request
-  pays for a thread of its own. (Django's async handler would run each sync view in a new
-  thread with a new database connection.)
+  pool of ``GUNICORN_THREADS`` threads (``cardserver.wsgi_pool``), exactly as under
+  gunicorn's gthread workers: each thread keeps its database connection
+  (``CONN_MAX_AGE``), and no request pays for a thread of its own. (Django's async
+  handler would run each sync view in a new thread with a new database connection.)
 
 Each request gets one access-log line (``gunicorn.access``, the fields of
 ``cardserver.logs``) with ``match_id`` for a match's URL, and the sends of a waiting
@@ -31,13 +31,13 @@ import socket
 import struct
 import time
 
-from a2wsgi import WSGIMiddleware
 from django.core.asgi import get_asgi_application
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler
 
 from cardserver import serving
 from cardserver.serving import in_async_server
+from cardserver.wsgi_pool import WSGIPool
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardserver.settings")
 
@@ -76,7 +76,8 @@ class Application:
     def __init__(self) -> None:
         self.live = LiveHandler()
         threads = int(os.environ.get("GUNICORN_THREADS") or 8)
-        self.wsgi = WSGIMiddleware(get_wsgi_application(), workers=threads)
+        spool = settings.FILE_UPLOAD_MAX_MEMORY_SIZE
+        self.wsgi = WSGIPool(get_wsgi_application(), threads=threads, spool_bytes=spool)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":

@@ -45,7 +45,9 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections, connection
 from django.db.models import Q
+from django.urls import get_script_prefix, set_script_prefix
 
+from cardserver.logs import current_match_id, set_match_id
 from cardserver.serving import chain_signals, in_async_server, on_shutdown
 from games.events import MatchChanged, match_changed_subscribe, match_changed_unsubscribe
 
@@ -96,12 +98,20 @@ async def run_sync(function: Callable[..., Any], *args: Any) -> Any:
     # the request's own thread, with its connection and transaction, as Django does.
     if not in_async_server.get():
         return await sync_to_async(function)(*args)
+    match_id, prefix = current_match_id(), get_script_prefix()
 
     def job() -> Any:
+        # In the thread's own context, given the two values of the request's that its code
+        # reads (the log lines' match id, the URLs' prefix); not in a copy of the
+        # request's, as sync_to_async runs it: Django keeps its caches in asgiref Locals,
+        # which live in a context variable, so each stream built its own cache client
+        # and held it, with its Redis connection, for as long as it stayed open.
+        set_match_id(match_id)
+        set_script_prefix(prefix)
         close_old_connections()
         return function(*args)
 
-    return await sync_to_async(job, thread_sensitive=False, executor=_reader_pool())()
+    return await asyncio.get_running_loop().run_in_executor(_reader_pool(), job)
 
 
 # --- Waiters and the hub ----------------------------------------------------------------
