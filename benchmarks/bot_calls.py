@@ -23,7 +23,9 @@ seconds, and reports:
 - dispatch delay: from a turn starting (the move before it logged, or the match
   started) to its request sent (``Move.sent_at``), p50 and p99 over the window's moves;
 - the workers' memory (resident set of each worker's processes, summed) at the end, and
-  their CPU time in the window per turn completed (ms).
+  the CPU time per turn completed in the window (ms) of each process a turn costs: the
+  workers, the PostgreSQL backends of the scratch database, the bot server, Redis (the
+  whole server, which others on the machine may be using too) and the benchmark itself.
 
 With ``--inline`` the calls are made by the CPU worker's processes as before the I/O
 pool (``BOTS_CALL_QUEUE=-``): the baseline. With ``--pool-only N`` no match is played:
@@ -147,13 +149,13 @@ def run(options, broker) -> dict:
             figures["pool_only"] = pool_only_run(options, broker, port, in_flight)
             return figures
         for count in [int(n) for n in options.matches.split(",")]:
-            figures["runs"][count] = one_run(options, broker, port, count, in_flight)
+            figures["runs"][count] = one_run(options, broker, port, count, in_flight, server.pid)
     finally:
         server.kill()
     return figures
 
 
-def one_run(options, broker, port: int, count: int, in_flight) -> dict:
+def one_run(options, broker, port: int, count: int, in_flight, server_pid: int) -> dict:
     from django.contrib.auth import get_user_model
 
     from bots.models import Bot
@@ -201,13 +203,17 @@ def one_run(options, broker, port: int, count: int, in_flight) -> dict:
         warmed = time.monotonic() - started - created
         window_start = timezone.now()
         cpu_before = {name: _group_cpu_s(group) for name, group in workers.items()}
+        others = OtherProcesses(server_pid)
         samples = []
         end = time.monotonic() + options.window
         while time.monotonic() < end:
             samples.append(in_flight.value)
+            if len(samples) % 20 == 0:
+                others.sample()
             time.sleep(0.05)
         window_end = timezone.now()
         cpu = {name: _group_cpu_s(group) - cpu_before[name] for name, group in workers.items()}
+        cpu |= others.sample()
         memory = {
             name: sum(_group_rss_mib(w.pid) for w in group) for name, group in workers.items()
         }
@@ -352,15 +358,68 @@ def _group_pids(pid: int) -> list[int]:
 
 def _group_cpu_s(group) -> float:
     """The CPU seconds (user and system) the process groups led by ``group`` used so far."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for worker in group:
-        for pid in _group_pids(worker.pid):
+    return _pids_cpu_s([pid for worker in group for pid in _group_pids(worker.pid)])
+
+
+class OtherProcesses:
+    """The CPU time of the other processes a turn costs: this database's PostgreSQL
+    backends (those that came and went during the window too: a worker's connection
+    lives CONN_MAX_AGE seconds), the bot server, Redis (the whole server, which others may
+    use too) and this process."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.fixed = {
+            "bot server": [server_pid], "redis": _redis_pids(), "benchmark": [os.getpid()]
+        }  # fmt: skip
+        # pid -> (CPU seconds when first seen, when last seen); a backend first seen during
+        # the window started during it.
+        self.backends: dict[int, list[float]] = {}
+        self.start = {name: _pids_cpu_s(pids) for name, pids in self.fixed.items()}
+        self._backends_read(first=True)
+
+    def _backends_read(self, *, first: bool = False) -> None:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            )
+            for (pid,) in cursor.fetchall():
+                used = _pids_cpu_s([pid])
+                seen = self.backends.setdefault(pid, [used if first else 0.0, used])
+                seen[1] = max(seen[1], used)
+
+    def sample(self) -> dict[str, float]:
+        """Read the backends again; return each group's CPU seconds since the start."""
+        self._backends_read()
+        used = {name: _pids_cpu_s(pids) - self.start[name] for name, pids in self.fixed.items()}
+        used["postgres"] = sum(last - first for first, last in self.backends.values())
+        return used
+
+
+def _redis_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
             try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                if (entry / "comm").read_text().strip() == "redis-server":
+                    pids.append(int(entry.name))
             except OSError:
                 continue
-            total += int(fields[11]) + int(fields[12])
+    return pids
+
+
+def _pids_cpu_s(pids: list[int]) -> float:
+    """The CPU seconds (user and system) these processes used so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
     return total / ticks
 
 

@@ -24,6 +24,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpcore
@@ -55,12 +56,21 @@ class _Refused(Exception):
 # -- the call -------------------------------------------------------------------------
 
 _HEADERS = {
-    "User-Agent": USER_AGENT,
-    "Content-Type": "application/json",
     "Accept": "application/json",
     # A compressed answer could unpack far past the size limit.
     "Accept-Encoding": "identity",
+    "Connection": "keep-alive",
+    "User-Agent": USER_AGENT,
+    "Content-Type": "application/json",
 }
+
+
+@dataclass(slots=True)
+class _Bot:
+    """One bot's URL, parsed once, and its connection pool (an httpx transport)."""
+
+    url: httpx.URL
+    transport: httpx.AsyncHTTPTransport
 
 
 class AsyncBotCaller:
@@ -102,23 +112,23 @@ class AsyncBotCaller:
             else httpx.create_ssl_context(verify=verify_tls, trust_env=False)
         )
         self._backend = CheckedBackend(allow_private=allow_private)
-        self._clients: OrderedDict[tuple[str, str], httpx.AsyncClient] = OrderedDict()
+        self._clients: OrderedDict[tuple[str, str], _Bot] = OrderedDict()
 
-    def _client_for(self, url: str, secret: str) -> httpx.AsyncClient:
-        """Return the bot's own client (its connection pool), made on first use."""
+    def _client_for(self, url: str, secret: str) -> _Bot:
+        """Return the bot's own connection pool, made on first use."""
         key = (url, secret)
         client = self._clients.get(key)
         if client is not None:
             self._clients.move_to_end(key)
             return client
-        client = self._clients[key] = self._client_new()
+        client = self._clients[key] = self._client_new(url)
         if len(self._clients) > self._max_bots:
             # The least recently called bot's idle connections go; one of its calls
             # still running keeps its connection until it ends.
             self._clients.popitem(last=False)
         return client
 
-    def _client_new(self) -> httpx.AsyncClient:
+    def _client_new(self, url: str) -> _Bot:
         transport = httpx.AsyncHTTPTransport(verify=self._ssl_context, trust_env=False)
         # httpx 0.28 offers no argument for a network backend, so the pool is rebuilt with
         # the same settings and the checking backend (pyproject pins httpx below 0.29). No
@@ -131,15 +141,16 @@ class AsyncBotCaller:
             keepalive_expiry=self._keepalive_expiry,
             network_backend=self._backend,
         )
-        return httpx.AsyncClient(
-            transport=transport, follow_redirects=False, trust_env=False, headers=_HEADERS
-        )
+        # Requests go straight to the transport: an httpx client around it would only
+        # add what a bot call never uses (redirects, auth, cookies, event hooks), and
+        # its layers cost about a seventh of the I/O pool's CPU per call.
+        return _Bot(url=httpx.URL(url), transport=transport)
 
     async def aclose(self) -> None:
         clients = list(self._clients.values())
         self._clients.clear()
         for client in clients:
-            await client.aclose()
+            await client.transport.aclose()
 
     async def request_move(
         self, url: str, secret: str, payload: Mapping[str, Any], time_limit: float
@@ -199,7 +210,10 @@ class AsyncBotCaller:
             raise _Refused(Fault.UNSAFE_URL, exc.reason) from None
         body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
         headers = signed_headers(secret, body)
-        client = self._client_for(url, secret)
+        try:
+            client = self._client_for(url, secret)
+        except httpx.InvalidURL as exc:
+            raise _Refused(Fault.UNSAFE_URL, f"not a valid URL: {exc}") from None
         deadline = time.monotonic() + time_limit
         token = CALL_DEADLINE.set(deadline)
         try:
@@ -209,7 +223,7 @@ class AsyncBotCaller:
 
     async def _send_with_retry(
         self,
-        client: httpx.AsyncClient,
+        client: _Bot,
         url: str,
         body: bytes,
         headers: dict[str, str],
@@ -235,17 +249,19 @@ class AsyncBotCaller:
 
     async def _send(
         self,
-        client: httpx.AsyncClient,
+        client: _Bot,
         url: str,
         body: bytes,
         headers: dict[str, str],
         deadline: float,
     ) -> dict:
         left = max(deadline - time.monotonic(), 0.001)
-        request = client.build_request(
-            "POST", url, content=body, headers=headers, timeout=httpx.Timeout(left)
-        )
-        response = await client.send(request, stream=True)
+        request = httpx.Request(
+            "POST", client.url, content=body, headers={**_HEADERS, **headers},
+            extensions={"timeout": httpx.Timeout(left).as_dict()},
+        )  # fmt: skip
+        response = await client.transport.handle_async_request(request)
+        response.request = request
         try:
             _check_status(response)
             return _parse_answer(await _read_body(response, self.max_response_bytes))

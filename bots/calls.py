@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import threading
 import time
@@ -56,6 +57,7 @@ from bots.driver import (
 from bots.models import BotTurnLease
 from bots.protocol import BotAnswer, Fault, move_request, request_timed
 from bots.services import bot_caller, bot_health_record
+from bots.share import owner_shares
 
 logger = logging.getLogger(__name__)
 
@@ -81,13 +83,15 @@ def http_turn_play(turn: BotTurn, driver: Driver) -> int:
     if driver.pool and driver.claimed:
         # The driver's own claim: the dispatch moves it on to this ply in its transaction.
         driver.handed_off = True
-        call_dispatch(call, renew=True)
+        if call_dispatch(call, renew=True):
+            driver.calling_owner = call["owner_id"]
         return 0
     if not lease_claim(turn, driver, hold_for=_call_hold(call, pooled=driver.pool)):
         return 0
     if driver.pool:
         driver.handed_off = True
-        call_dispatch(call)
+        if call_dispatch(call):
+            driver.calling_owner = call["owner_id"]
         return 0
     return int(answer_play(call, call_make(call)))
 
@@ -138,24 +142,29 @@ def _call_hold(call: dict, *, pooled: bool) -> float:
     return call["time_limit"] + LEASE_GRACE
 
 
-def call_dispatch(call: dict, *, renew: bool = False) -> None:
+def call_dispatch(call: dict, *, renew: bool = False) -> bool:
     """Queue the call on the I/O pool, if its owner has calls to spare; else look again in
     ``SHARE_RETRY`` seconds. Nothing is sent when the match's claim is no longer the
     call's (the match moved on, or another driver took it after the claim lapsed). With
     ``renew``, the call's driver holds the claim from an earlier ply, and it is moved on
-    to the call's ply here."""
+    to the call's ply here. Return whether the call was queued (and so counts against its
+    owner's share until its answer is played)."""
     from bots.tasks import bot_call, bot_call_dispatch
 
     now = timezone.now()
-    with transaction.atomic(), connection.cursor() as cursor:
+    allowed = _share_admit(call)
+    # In the pool, inside the transaction of the answer before (no savepoint: an error
+    # there undoes that move too, and the match is taken up again when its claim lapses).
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         statements = _statements(connection)
-        # The owner's row is the share's lock: two workers dispatching calls of one owner at
-        # once count one after the other, so the share is never exceeded.
-        cursor.execute(statements["owner_lock"], [call["owner_id"]])
-        cursor.execute(
-            statements["owner_calls"], [call["owner_id"], _db_time(now), call["match_id"]]
-        )
-        allowed = cursor.fetchone()[0] < settings.BOTS_CALLS_PER_OWNER
+        if allowed is None:
+            # No Redis: the owner's row is the share's lock, so that two workers
+            # dispatching calls of one owner at once count one after the other.
+            cursor.execute(statements["owner_lock"], [call["owner_id"]])
+            cursor.execute(
+                statements["owner_calls"], [call["owner_id"], _db_time(now), call["match_id"]]
+            )
+            allowed = cursor.fetchone()[0] < settings.BOTS_CALLS_PER_OWNER
         hold = _call_hold(call, pooled=True) if allowed else SHARE_RETRY + LEASE_GRACE
         values = [
             call["ply"],
@@ -172,15 +181,55 @@ def call_dispatch(call: dict, *, renew: bool = False) -> None:
             )
         kept = cursor.rowcount
     if not kept:
-        return
+        if allowed:
+            share_release(call)
+        return False
     if allowed:
         call = {**call, "send_by": time.time() + settings.BOTS_CALL_SEND_WITHIN}
         if _POOL is not None:
-            _POOL.submit(call)
+            # Sent once the claim's move is committed (the pool dispatches in the answer's
+            # transaction), so that its answer never waits for that commit.
+            transaction.on_commit(functools.partial(_POOL.submit, call))
         else:
             bot_call.apply_async((call,), queue=settings.BOTS_CALL_QUEUE)
     else:
         bot_call_dispatch.apply_async((call,), countdown=SHARE_RETRY)
+    return bool(allowed)
+
+
+def share_member(match_id: int, holder: str) -> str:
+    """The name a call has in its owner's share: its match and its driver's claim."""
+    return f"{match_id}:{holder}"
+
+
+def _share_admit(call: dict) -> bool | None:
+    """Count the call against its owner's share in Redis; return whether it may be sent,
+    or None when the database counts the shares (no Redis, or Redis did not answer)."""
+    shares = owner_shares()
+    if shares is None:
+        return None
+    try:
+        return shares.admit(
+            owner_id=call["owner_id"], call=share_member(call["match_id"], call["holder"]),
+            hold=_call_hold(call, pooled=True), cap=settings.BOTS_CALLS_PER_OWNER,
+        )  # fmt: skip
+    except Exception as exc:
+        logger.warning("bot calls: owners' shares counted in the database (%s)", exc)
+        return None
+
+
+def share_release(call: dict) -> None:
+    """Give the call back to its owner's share (kept in Redis; the database's count is
+    the claim's ``calling_owner``, cleared with it)."""
+    shares = owner_shares()
+    if shares is None:
+        return
+    try:
+        member = share_member(call["match_id"], call["holder"])
+        shares.release(owner_id=call["owner_id"], call=member)
+    except Exception as exc:
+        # The entry lapses on its own within the claim's time.
+        logger.warning("bot calls: could not give back a call's share (%s)", exc)
 
 
 def call_make(call: dict) -> dict:
@@ -237,28 +286,29 @@ def answer_play(call: dict, answer: dict) -> bool:
     An answer whose call no longer holds the match's claim is dropped: another driver
     took the match after the claim lapsed and asks the bot again.
     """
-    return _answer_play(call, answer) is not None
+    return _answer_play(call, answer)[0] is not None
 
 
-def _answer_play(call: dict, answer: dict):
-    """``answer_play``, returning the match as the move left it, or None when no move was
-    made."""
+def _answer_play(call: dict, answer: dict, *, play_on=None):
+    """``answer_play``; return the match as the move left it (None when no move was made)
+    and what ``play_on(match)`` returned, called in the move's own transaction: the pool
+    plays on there, so that the next call's claim moves on with the move, in one commit."""
     from games import errors as match_errors
     from games.play import ArenaMove, match_moves_append
 
     if answer.get("late"):
         call_dispatch(call)
-        return None
+        return None, None
     match_id, ply, seat, bot_id = call["match_id"], call["ply"], call["seat"], call["bot_id"]
     if answer["fault"] is not None:
         if not _call_end(call):
-            return None
+            return None, None
         bot_forfeit(
             match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
             code=answer["fault"], detail=answer["detail"],
         )  # fmt: skip
         lease_release(match_id, call["holder"])
-        return None
+        return None, None
     move = ArenaMove(
         seat=seat,
         move=answer["move"],
@@ -267,28 +317,33 @@ def _answer_play(call: dict, answer: dict):
         queued_at=_moment(call["queued_at"]),
         sent_at=_moment(answer["sent_at"]),
     )
+    played = None
     try:
         with transaction.atomic():
             if not _call_end(call):
-                return None
+                return None, None
             # Not held to the match's deadline: the call itself ended within the bot's
             # time, counted from its send; the arena's delay before the send is not the
             # bot's.
-            match = match_moves_append(match_id=match_id, ply=ply, moves=[move])
+            match = match_moves_append(
+                match_id=match_id, ply=ply, moves=[move], savepoint=False
+            )
+            if play_on is not None:
+                played = play_on(match)
     except match_errors.IllegalMoveError as exc:
         bot_forfeit(
             match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
             code=Fault.ILLEGAL_MOVE, detail=str(exc),
         )  # fmt: skip
         lease_release(match_id, call["holder"])
-        return None
+        return None, None
     except TURN_GONE:
         lease_release(match_id, call["holder"])
-        return None
+        return None, None
     if call["recovers"]:
         with transaction.atomic():
             bot_health_record(bot_id=bot_id, ok=True)
-    return match
+    return match, played
 
 
 def _call_end(call: dict) -> bool:
@@ -372,8 +427,9 @@ class CallPool:
         self.in_flight = 0
         # The tasks running, so that none is collected while it waits.
         self._tasks: set[asyncio.Task] = set()
-        # The claims of the calls in flight (match, holder, ply), which the heartbeat renews.
-        self._claims: dict[tuple[int, str, int], None] = {}
+        # The claims of the calls in flight (match, holder, ply), which the heartbeat renews,
+        # and their owners, whose shares it renews.
+        self._claims: dict[tuple[int, str, int], int] = {}
         self.loop.call_soon_threadsafe(self.loop.call_later, CALL_BEAT, self._beat)
 
     def submit(self, call: dict) -> None:
@@ -390,13 +446,13 @@ class CallPool:
         """Renew the claims of the calls in flight (on a recording thread), every
         CALL_BEAT seconds."""
         if self._claims:
-            self.recorders.submit(claims_renew, list(self._claims))
+            self.recorders.submit(claims_renew, dict(self._claims))
         self.loop.call_later(CALL_BEAT, self._beat)
 
     async def _make(self, call: dict) -> None:
         self.in_flight += 1
         claim = (call["match_id"], call["holder"], call["ply"])
-        self._claims[claim] = None
+        self._claims[claim] = call["owner_id"]
         try:
             answer = await call_make_async(call, self.caller)
         except Exception:
@@ -419,9 +475,9 @@ def call_pool() -> CallPool:
         return _POOL
 
 
-def claims_renew(claims: list[tuple[int, str, int]]) -> None:
-    """Make the claims of these calls in flight last CALL_HELD seconds from now (never
-    shorter), where the call still holds its match's claim."""
+def claims_renew(claims: dict[tuple[int, str, int], int]) -> None:
+    """Make the claims of these calls in flight (and their owners' shares) last CALL_HELD
+    seconds from now (never shorter), where the call still holds its match's claim."""
     from django.db import close_old_connections
 
     close_old_connections()
@@ -432,6 +488,10 @@ def claims_renew(claims: list[tuple[int, str, int]]) -> None:
                 _statements(connection)["call_renew"],
                 [[held, match_id, holder, ply, held] for match_id, holder, ply in claims],
             )
+        shares = owner_shares()
+        if shares is not None:
+            members = [(owner, share_member(m, holder)) for (m, holder, _), owner in claims.items()]
+            shares.renew(members, hold=CALL_HELD)
     except Exception:
         # The next beat tries again; a claim that lapses meanwhile is taken up again.
         logger.exception("renewing %s claims of calls in flight failed", len(claims))
@@ -445,12 +505,24 @@ def answer_record(call: dict, answer: dict) -> None:
     from bots import driver, tasks
 
     close_old_connections()
+    if answer.get("late"):
+        call_dispatch(call)
+        return
+    # The call's share stays counted when the match's next call is its owner's as well.
+    next_owner = None
     try:
-        match = _answer_play(call, answer)
+        match, played = _answer_play(
+            call, answer,
+            play_on=lambda match: driver.http_turns_play(match=match, holder=call["holder"]),
+        )  # fmt: skip
         if match is None:
             return
-        if driver.http_turns_play(match=match, holder=call["holder"]):
+        next_owner = played.calling_owner
+        if played.builtin_next:
             tasks.play_bot_turns.delay(call["match_id"])
     except Exception:
         # The claim lapses and the turn is taken up again (resume_abandoned_turns).
         logger.exception("recording the answer for match %s failed", call["match_id"])
+    finally:
+        if next_owner != call["owner_id"]:
+            share_release(call)

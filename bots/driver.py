@@ -100,14 +100,15 @@ def bot_turns_play(
     return _play(match_id, max_moves=max_moves, pool=pool, holder=holder).played
 
 
-def http_turns_play(*, match: Any, holder: str) -> bool:
+def http_turns_play(*, match: Any, holder: str) -> Driver:
     """Play on after an HTTP bot's answer, in the I/O pool, with the answer's claim: hand
     the next HTTP bot's call to the pool; stop at a person's or a client bot's turn, or
-    at a built-in bot's, and return whether a built-in bot is to move (a CPU worker plays
-    it: ``bots.tasks.play_bot_turns``). ``match`` is the row as the answer's move left it
-    (``games.play.match_moves_append``). Call it outside any transaction."""
-    driver = _play(match.pk, max_moves=None, pool=True, holder=holder, builtin=False, match=match)
-    return driver.builtin_next
+    at a built-in bot's. Return the driver: whether a built-in bot is to move
+    (``builtin_next``: a CPU worker plays it, ``bots.tasks.play_bot_turns``), and the
+    owner of the call handed to the pool (``calling_owner``). ``match`` is the row as the
+    answer's move left it (``games.play.match_moves_append``). Call it outside any
+    transaction."""
+    return _play(match.pk, max_moves=None, pool=True, holder=holder, builtin=False, match=match)
 
 
 def _play(
@@ -160,6 +161,8 @@ class Driver:
     # Whether HTTP bots' calls go to the I/O pool, and whether one went (the claim with it).
     pool: bool = False
     handed_off: bool = False
+    # The owner of the call handed to the pool and counted against its share, if one was.
+    calling_owner: int | None = None
     played: int = 0
     # Whether built-in bots' moves are played here; when not, whether one is to move.
     builtin: bool = True

@@ -152,10 +152,12 @@ class BotTurnLease(models.Model):
     ply = models.PositiveIntegerField(help_text="The move being played when last claimed.")
     expires_at = models.DateTimeField()
     # While an HTTP bot's call is queued or in flight: the bot's owner, so that the calls
-    # of one owner at once can be counted (``BOTS_CALLS_PER_OWNER``).
+    # of one owner at once can be counted (``BOTS_CALLS_PER_OWNER``). No constraint in the
+    # database: its check would lock the owner's row (FOR KEY SHARE) at every call from
+    # every worker at once; Django still cascades a deleted owner's claims.
     calling_owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
-        related_name="+",
+        related_name="+", db_constraint=False,
     )  # fmt: skip
 
     def __str__(self) -> str:

@@ -125,7 +125,9 @@ class ArenaMove:
     sent_at: datetime | None = None
 
 
-def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -> Match:
+def match_moves_append(
+    *, match_id: int, ply: int, moves: Sequence[ArenaMove], savepoint: bool = True
+) -> Match:
     """Append moves made one after another by the arena's own players, in one transaction.
 
     For the bot driver: a built-in player decides a move in microseconds, and a
@@ -141,10 +143,13 @@ def match_moves_append(*, match_id: int, ply: int, moves: Sequence[ArenaMove]) -
 
     Announces the moves with ``arena_to_move`` false: the driver that made these
     moves goes on playing the arena's seats itself.
+
+    Inside a transaction of the caller's, ``savepoint=False`` spares the savepoint (two
+    round trips); then an error undoes the caller's whole transaction.
     """
     if not moves:
         raise InvalidMatchRequest("no moves to append")
-    with transaction.atomic():
+    with transaction.atomic(savepoint=savepoint):
         match = match_row(match_id, for_update=True)
         if match is None:
             raise Match.DoesNotExist(f"No match {match_id}.")

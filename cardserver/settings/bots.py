@@ -2,7 +2,7 @@
 
 import os
 
-from cardserver.settings.base import DEBUG
+from cardserver.settings.base import CACHE_URL, DEBUG
 from cardserver.settings.env import env_bool
 from cardserver.settings.queues import CELERY_TASK_DEFAULT_QUEUE
 
@@ -35,6 +35,13 @@ if BOTS_CALL_QUEUE == "-":
 # arena's delay, never the bot's) until one ends, so that one owner's many slow bots
 # cannot take the whole pool.
 BOTS_CALLS_PER_OWNER = int(os.environ.get("BOTS_CALLS_PER_OWNER") or 100)
+# Where those calls are counted: a Redis URL (by default the cache's Redis), one sorted set
+# per owner (bots/share.py); "off", or no Redis, counts them in the database under the
+# owner's row lock, which makes one owner's dispatches wait for each other.
+_share_url = os.environ.get("BOTS_CALLS_SHARE_URL", "").strip() or (
+    CACHE_URL if CACHE_URL.startswith(("redis://", "rediss://", "unix://")) else ""
+)
+BOTS_CALLS_SHARE_URL = "" if _share_url.lower() == "off" else _share_url
 # Seconds a queued call may wait for the pool; one not sent by then is queued anew (the
 # match's claim covers this wait, the bot's time and a grace).
 BOTS_CALL_SEND_WITHIN = float(os.environ.get("BOTS_CALL_SEND_WITHIN") or 10.0)
