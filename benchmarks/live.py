@@ -2,6 +2,7 @@
 
     python -m benchmarks.live [--streams 1000,5000,10000] [--seconds 15] [--clients 16]
                               [--wake-streams 1000] [--wake-matches 100] [--wake-moves 400]
+                              [--idle-seconds 0]
 
 It starts gunicorn with uvicorn workers (``cardserver.asgi``, ``--workers`` processes)
 on a fresh PostgreSQL database, wake-ups through Redis pub/sub (Redis database 14), the
@@ -14,7 +15,9 @@ caps on open streams and the rate limits off, raises this process's open-file li
     matches as fast as they can for ``--seconds`` while a probe times a plain
     ``GET /api/v1/games/`` every 50 ms. Reported: moves/s (and its ratio to N = 0), the
     GET's p50/p99, and the server's memory per open stream (the rise of the resident
-    memory of its processes, divided by N).
+    memory of its processes, divided by N). With ``--idle-seconds S``, first the server's
+    CPU over S seconds while it holds the N streams and nothing else happens: the
+    streams' own cost, which other work on the machine does not blur as it blurs moves/s.
 (b) **wake-up latency**: ``--wake-streams`` SSE streams spread over ``--wake-matches``
     live matches; one client plays ``--wake-moves`` moves on them in turn, and for each
     move, the time from its 200 answer to the arrival of its event on every stream of
@@ -169,7 +172,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def held_clients(server: Server, holder: StreamHolder, n: int, *, players, accounts, matches,
-                 seconds: float) -> dict:  # fmt: skip
+                 seconds: float, idle_seconds: float = 0) -> dict:  # fmt: skip
     """Part (a) for one N."""
     rss0 = server_rss_mb(server.port)
     specs = []
@@ -183,6 +186,13 @@ def held_clients(server: Server, holder: StreamHolder, n: int, *, players, accou
     open_s = time.perf_counter() - started
     time.sleep(2)
     rss1 = server_rss_mb(server.port)
+    idle_cores = None
+    if idle_seconds:
+        # The streams' own cost, apart from the play's and from other work's: the server's
+        # CPU while it only holds them (their keep-alives, its timers, the caps' heartbeat).
+        cpu0 = sum(_process_cpu(f"127.0.0.1:{server.port}").values())
+        time.sleep(idle_seconds)
+        idle_cores = (sum(_process_cpu(f"127.0.0.1:{server.port}").values()) - cpu0) / idle_seconds
     stop, latencies = threading.Event(), []
     probe = threading.Thread(target=probe_games, args=(server.url, stop, latencies))
     probe.start()
@@ -203,6 +213,7 @@ def held_clients(server: Server, holder: StreamHolder, n: int, *, players, accou
         "gets": len(latencies),
         "rss_mb": rss1,
         "kb_per_stream": 1024 * (rss1 - rss0) / n if n else None,
+        "idle_server_cores": idle_cores,
         "generator_cpu": got["generator_cpu"],
         "server_cpu_ms_per_move": got["cpu_ms_per_move"]["gunicorn"],
         "other_cores": got["other_cores"],
@@ -268,6 +279,10 @@ def main() -> None:
     parser.add_argument("--wake-matches", type=int, default=100)
     parser.add_argument("--wake-moves", type=int, default=400)
     parser.add_argument("--parts", default="ab")
+    parser.add_argument(
+        "--idle-seconds", type=float, default=0,
+        help="before the play, measure the server's CPU while it only holds the streams",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument("--server-log", type=Path, help="append the server's log here")
     args = parser.parse_args()
@@ -315,7 +330,8 @@ def run_parts(args, server: Server, counts: list[int]) -> dict:
     if "a" in args.parts:
         for n in [0, *counts]:
             got = held_clients(server, holder, n, players=players, accounts=accounts,
-                               matches=matches, seconds=args.seconds)  # fmt: skip
+                               matches=matches, seconds=args.seconds,
+                               idle_seconds=args.idle_seconds)  # fmt: skip
             held.append(got)
             print(f"(a) {json.dumps(got)}", flush=True)
     if "b" in args.parts:
@@ -352,6 +368,12 @@ def report(args, figures: dict, limit: int, load0, load1) -> None:
                 f"{row['generator_cpu']:15.2f}  {row['other_cores']:16.2f}"
             )
         print("    targets at 10,000: GET p99 < 50 ms, moves/s >= 90% of 0 streams")
+        for row in held:
+            if row["idle_server_cores"] is not None:
+                print(
+                    f"    {row['streams']:>7} streams held, no play: the server used "
+                    f"{row['idle_server_cores']:.3f} cores ({args.idle_seconds:g} s)"
+                )
     if wake:
         print(
             f"(b) {wake['streams']} streams on {args.wake_matches} matches, {wake['moves']} "

@@ -5,7 +5,10 @@
 Each of ``WEB_CONCURRENCY`` worker processes (default 2) is one uvicorn event loop
 (``ArenaWorker``) running ``cardserver.asgi``: streams and ``wait/`` as async views (a
 waiter costs a coroutine, not a thread), the rest of the API in a pool of
-``GUNICORN_THREADS`` threads (default 8) as gthread workers ran it.
+``GUNICORN_THREADS`` threads (default 8) as gthread workers ran it
+(``cardserver/wsgi_pool.py``: each thread keeps its connections, and a request is handed
+to a thread and back once), as fast as gthread workers (``benchmarks.api --servers
+asgi,gthread``; figures in docs/matches-api.md).
 
 With ``LOG_FORMAT=json`` (the default when ``DEBUG`` is off) every line gunicorn writes is
 one JSON object; an access-log line has ``method``, ``path``, ``status``,

@@ -53,11 +53,13 @@ class BothModes:
 
     def __init__(self, get_response) -> None:
         self.get_response = get_response
-        if iscoroutinefunction(get_response):
+        # Decided once: asking on every request costs more than most handle()s do.
+        self.async_mode = iscoroutinefunction(get_response)
+        if self.async_mode:
             markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest):
-        if iscoroutinefunction(self):
+        if self.async_mode:
             return self._acall(request)
         answer = self.handle(request)
         return self.get_response(request) if answer is None else answer
@@ -79,11 +81,12 @@ class WhiteNoiseMiddleware(_WhiteNoiseMiddleware):
 
     def __init__(self, get_response=None, settings=settings) -> None:
         super().__init__(get_response, settings)
-        if iscoroutinefunction(get_response):
+        self.async_mode = iscoroutinefunction(get_response)
+        if self.async_mode:
             markcoroutinefunction(self)
 
     def __call__(self, request):
-        if not iscoroutinefunction(self):
+        if not self.async_mode:
             return super().__call__(request)
         return self._acall(request)
 
@@ -218,7 +221,7 @@ class DatabaseUnavailableMiddleware(BothModes):
     """
 
     def __call__(self, request: HttpRequest):
-        if iscoroutinefunction(self):
+        if self.async_mode:
             return self._acall(request)
         try:
             return self.get_response(request)

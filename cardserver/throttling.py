@@ -38,6 +38,7 @@ nearest of them put in ``X-Forwarded-For`` (DRF's ``NUM_PROXIES``).
 from __future__ import annotations
 
 import time
+from weakref import WeakKeyDictionary
 
 from django.conf import settings
 from django.core.cache import caches
@@ -134,17 +135,29 @@ def _count(scope: str, ident, now: float) -> float | None:
     return None
 
 
+# Created with its expiry if missing, then incremented: atomic, as a script is in Redis, so
+# a counter never lives on without its expiry.
+_COUNT_SCRIPT = (
+    "local count = redis.call('INCR', KEYS[1]) "
+    "if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end "
+    "return count"
+)
+# One client per cache backend (each thread's): Django's ``get_client()`` builds a new
+# ``redis.Redis`` on every call, some 150 µs of CPU, more than the round trip itself.
+_clients: WeakKeyDictionary = WeakKeyDictionary()
+
+
 def _redis_count(cache: RedisCache, key: str, timeout: int) -> int:
     """Count one request in Redis in one round trip; return the window's count.
 
     Django's ``RedisCache.incr`` asks EXISTS and then INCRBY (two round trips, the largest
-    cost of an API request after its view). Here the window's counter is created with its
-    expiry if missing and incremented in one MULTI/EXEC: atomic, so a counter never lives
-    on without its expiry.
+    cost of an API request after its view). Here one command, a short script that Redis
+    keeps compiled, counts and gives a new counter its expiry; a MULTI/EXEC doing the same
+    costs the client twice its CPU (four commands to write and four answers to read).
     """
     redis_key = cache.make_and_validate_key(key)
-    client = cache._cache.get_client(redis_key, write=True)
-    with client.pipeline(transaction=True) as pipe:
-        pipe.set(redis_key, 0, ex=timeout, nx=True)
-        pipe.incr(redis_key)
-        return int(pipe.execute()[1])
+    backend = cache._cache
+    client = _clients.get(backend)
+    if client is None:
+        client = _clients[backend] = backend.get_client(redis_key, write=True)
+    return int(client.eval(_COUNT_SCRIPT, 1, redis_key, timeout))

@@ -14,8 +14,9 @@ request's body, a thread runs the application and gathers the whole response, an
 loop sends it. a2wsgi's ``WSGIMiddleware``, used before, handed the response back piece
 by piece (the status and headers, each chunk of the body, the end), each time waiting in
 the thread for a task it made on the loop: four round trips between threads a request,
-which under the API benchmark (``benchmarks.api --servers asgi,gthread``) cost a fifth
-of a worker's CPU and made the sync API slower than on gthread workers.
+about a fifth of a worker's samples under py-spy during the API benchmark
+(``benchmarks.api --servers asgi,gthread``), which with a new cache client a request
+made the sync API slower than on gthread workers.
 
 A response longer than ``buffer_bytes`` (a large static file) is not held whole: it is
 sent in pieces of about that size, from the thread, as a2wsgi sent it.

@@ -1,13 +1,18 @@
 """Python, Django and Celery workers in other processes, with an environment of the
 test's choosing: the settings variables of this process left out, the given ones set."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 from django.db import connection
+
+from benchmarks.harness import free_port, stop_process_group, wait_until
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -84,6 +89,45 @@ def start_solo_worker(
          "--without-mingle", "--without-gossip", "--loglevel=WARNING", "-Q", queues, *options],
         cwd=BASE_DIR, env=environment, stdout=subprocess.DEVNULL, stderr=stderr, text=True,
     )  # fmt: skip
+
+
+@contextlib.contextmanager
+def web_process(var_dir: Path, **variables: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Serve the arena from a uvicorn process on ``cardserver.asgi`` (the test database,
+    the broker's Redis, DEBUG on, ``variables`` set); yield its URL and the process once it
+    answers the health check, and stop it afterwards. Its output goes to
+    ``<var_dir>/uvicorn.log``."""
+    environment = clean_environment(
+        var_dir,
+        DJANGO_SETTINGS_MODULE="cardserver.settings",
+        DATABASE_URL=worker_database_url(),
+        CELERY_BROKER_URL=os.environ["CELERY_BROKER_URL"],
+        DEBUG="1",
+        LOG_LEVEL="WARNING",
+        **variables,
+    )
+    port = free_port()
+    var_dir.mkdir(parents=True, exist_ok=True)
+    with (var_dir / "uvicorn.log").open("ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "cardserver.asgi:application", "--host",
+             "127.0.0.1", "--port", str(port), "--no-access-log"],
+            cwd=BASE_DIR, env=environment, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _healthy(url), timeout=60, what=f"uvicorn in {var_dir}")
+        yield url, process
+    finally:
+        stop_process_group(process)
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/api/v1/health/", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 def load_settings(var_dir: Path, **variables: str) -> dict:

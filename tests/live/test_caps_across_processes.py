@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import httpx
 import pytest
 from rest_framework.authtoken.models import Token
 
-from benchmarks.harness import free_port, stop_process_group, wait_until
+from benchmarks.harness import wait_until
+from tests import processes
 from tests.live.server import headers_for, open_stream
 from tests.matches import start_match
-from tests.processes import BASE_DIR, clean_environment, worker_database_url
 
 pytestmark = [
     pytest.mark.real_services,
@@ -32,40 +30,14 @@ pytestmark = [
 
 @contextlib.contextmanager
 def web_process(tmp_path, name: str) -> Iterator[tuple[str, subprocess.Popen]]:
-    """A uvicorn process serving the arena on the test database; yield its URL."""
-    port = free_port()
-    environment = clean_environment(
+    """A uvicorn process serving the arena with small caps; yield its URL."""
+    with processes.web_process(
         tmp_path / name,
-        DJANGO_SETTINGS_MODULE="cardserver.settings",
-        DATABASE_URL=worker_database_url(),
-        CELERY_BROKER_URL=os.environ["CELERY_BROKER_URL"],
-        DEBUG="1",
-        LOG_LEVEL="WARNING",
         LIVE_MAX_STREAMS_PER_ACCOUNT="2",
         LIVE_MAX_STREAMS_PER_IP="3",
         LIVE_CAPS_TTL="3",
-    )
-    log = (tmp_path / f"{name}.log").open("ab")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "cardserver.asgi:application", "--host",
-         "127.0.0.1", "--port", str(port), "--no-access-log"],
-        cwd=BASE_DIR, env=environment, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until(lambda: _healthy(url), timeout=60, what=f"uvicorn {name}")
-        yield url, process
-    finally:
-        stop_process_group(process)
-        log.close()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/api/v1/health/", timeout=5).status_code == 200
-    except httpx.HTTPError:
-        return False
+    ) as served:
+        yield served
 
 
 def assert_refused(client: httpx.Client, path: str, token: str | None, per: str) -> None:

@@ -384,8 +384,9 @@ def test_built_in_bots_are_shared_and_not_capped(user_factory, settings):
 
 @pytest.mark.real_services
 def test_a_redis_counter_is_one_round_trip_and_keeps_its_expiry(settings):
-    """Django's RedisCache.incr costs EXISTS and INCRBY; the throttle counts in one
-    MULTI/EXEC that creates the window's counter with its expiry."""
+    """Django's RedisCache.incr costs EXISTS and INCRBY; the throttle counts with one
+    command that creates the window's counter with its expiry, through one client built
+    once (Django's get_client() builds a new one on every call)."""
     from django.core.cache import caches
 
     from cardserver.throttling import _count
@@ -398,23 +399,30 @@ def test_a_redis_counter_is_one_round_trip_and_keeps_its_expiry(settings):
     settings.API_THROTTLE_RATES = {"user": "3/minute"}
     cache = caches["default"]
     client = cache._cache.get_client(write=True)
-    sent = []
-    real = client.connection_pool.get_connection
+    sent, built = [], []
+    real, real_client = client.connection_pool.get_connection, cache._cache._client
 
     def counted(*args, **kwargs):
         sent.append(1)
         return real(*args, **kwargs)
 
+    def counted_client(*args, **kwargs):
+        built.append(1)
+        return real_client(*args, **kwargs)
+
     client.connection_pool.get_connection = counted
+    cache._cache._client = counted_client
     ident = f"test-{os.getpid()}-{time.time_ns()}"
     now = time.time()
     try:
         waits = [_count("user", ident, now) for _ in range(4)]
     finally:
         client.connection_pool.get_connection = real
+        cache._cache._client = real_client
 
     assert waits[:3] == [None, None, None] and waits[3] > 0
     assert len(sent) == 4  # one connection checkout, one round trip, per request
+    assert len(built) == 1
     key = cache.make_and_validate_key(f"throttle:user:{ident}:{int(now // 60)}")
     assert cache.get(f"throttle:user:{ident}:{int(now // 60)}") == 4
     assert 0 < client.ttl(key) <= 61
