@@ -96,7 +96,7 @@ def gc_totals(server: Server, directory: Path | None) -> dict | None:
     if directory is None:
         return None
     pids = set(_process_cpu(f"127.0.0.1:{server.port}"))
-    totals = {gen: [0, 0.0, 0.0] for gen in "012"}
+    totals = {gen: [0, 0.0, 0.0, 0.0] for gen in "012"}
     for path in directory.glob("gc-*.json"):
         try:
             stats = json.loads(path.read_text())
@@ -109,6 +109,7 @@ def gc_totals(server: Server, directory: Path | None) -> dict | None:
             total[0] += found["count"]
             total[1] += found["seconds"]
             total[2] = max(total[2], found["longest"])
+            total[3] += found.get("cpu", 0.0)
     return totals
 
 
@@ -119,6 +120,7 @@ def gc_since(before: dict | None, after: dict | None) -> dict | None:
     return {
         gen: {"count": after[gen][0] - before[gen][0],
               "seconds": round(after[gen][1] - before[gen][1], 3),
+              "cpu": round(after[gen][3] - before[gen][3], 3),
               "longest_so_far": round(after[gen][2], 3)}
         for gen in after
     }  # fmt: skip

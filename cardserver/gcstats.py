@@ -2,7 +2,7 @@
 
 With ``CARDSERVER_GC_STATS`` set to a directory, each process that loads
 ``cardserver.asgi`` counts its collections with ``gc.callbacks`` (per generation: how
-many, their total and longest pause) and writes them, once a second, to
+many, their total and longest pause, their CPU) and writes them, once a second, to
 ``<dir>/gc-<pid>.json``. A file ``<dir>/census-<name>`` makes each process write the 40
 most common types of the objects the collector tracks to
 ``<dir>/census-<name>-<pid>.json`` (once per name), with the lines that allocated the
@@ -21,22 +21,25 @@ import time
 import tracemalloc
 from pathlib import Path
 
-_started: dict[int, float] = {}
-_totals = {gen: {"count": 0, "seconds": 0.0, "longest": 0.0} for gen in range(3)}
+_started: dict[int, tuple[float, float]] = {}
+_totals = {gen: {"count": 0, "seconds": 0.0, "cpu": 0.0, "longest": 0.0} for gen in range(3)}
 
 
 def _on_collection(phase: str, info: dict) -> None:
     generation = info["generation"]
     if phase == "start":
-        _started[generation] = time.perf_counter()
+        _started[generation] = (time.perf_counter(), time.thread_time())
         return
     began = _started.pop(generation, None)
     if began is None:
         return
-    took = time.perf_counter() - began
+    took = time.perf_counter() - began[0]
     total = _totals[generation]
     total["count"] += 1
     total["seconds"] += took
+    # The collecting thread's CPU: on a busy machine the pause also holds time spent
+    # waiting for a core.
+    total["cpu"] += time.thread_time() - began[1]
     total["longest"] = max(total["longest"], took)
 
 
