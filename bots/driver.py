@@ -29,6 +29,7 @@ from django.utils import timezone
 from bots.models import Bot, BotTurnLease
 from bots.protocol import Fault
 from bots.services import bot_health_record
+from cardserver.sql import RowQuery
 from games.errors import IdempotencyKeyReused, MatchNotActive, NotYourTurn, StalePly
 
 logger = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ class Driver:
 
     holder: str
     claimed: bool = False
-    seat_bots: dict[int, Bot | None] | None = None
+    seat_bots: dict[int, Bot] | None = None
     # When this driver's claim lapses, by its own clock (time.monotonic()).
     claimed_until: float = 0.0
     # Whether HTTP bots' calls go to the I/O pool, and whether one went (the claim with it).
@@ -314,21 +315,16 @@ _SEAT_BOTS: OrderedDict[int, tuple[float, dict]] = OrderedDict()
 _SEAT_BOTS_LOCK = threading.Lock()
 
 
-def _seat_bots(match_id: int, *, recent: bool) -> dict[int, Bot | None]:
-    """Return the bot of each seat of the match (None for a person's); with ``recent``,
-    as read within the last SEAT_BOTS_KEPT seconds."""
-    from games.models import Seat
-
+def _seat_bots(match_id: int, *, recent: bool) -> dict[int, Bot]:
+    """Return the bot of each seat of the match that a bot holds; with ``recent``, as read
+    within the last SEAT_BOTS_KEPT seconds."""
     now = time.monotonic()
     if recent:
         with _SEAT_BOTS_LOCK:
             kept = _SEAT_BOTS.get(match_id)
             if kept is not None and kept[0] > now:
                 return kept[1]
-    seat_bots = {
-        seat.index: seat.bot
-        for seat in Seat.objects.select_related("bot").filter(match_id=match_id)
-    }
+    seat_bots = {bot.seat_index: bot for bot in _seat_bots_query().all([match_id])}
     if recent:
         with _SEAT_BOTS_LOCK:
             _SEAT_BOTS[match_id] = (now + SEAT_BOTS_KEPT, seat_bots)
@@ -336,6 +332,26 @@ def _seat_bots(match_id: int, *, recent: bool) -> dict[int, Bot | None]:
             while len(_SEAT_BOTS) > 10_000 or next(iter(_SEAT_BOTS.values()))[0] <= now:
                 _SEAT_BOTS.popitem(last=False)
     return seat_bots
+
+
+_SEAT_BOTS_QUERY: RowQuery | None = None
+
+
+def _seat_bots_query() -> RowQuery:
+    """The seats' bots in one precompiled statement: a match's bots are read again every
+    SEAT_BOTS_KEPT seconds, more often than a pool's turns come back to the match when
+    it is busy, and the ORM's compiling of that query was a sixth of the I/O pool's CPU."""
+    global _SEAT_BOTS_QUERY
+    if _SEAT_BOTS_QUERY is None:
+        from games.models import Seat
+
+        seat = Seat._meta.db_table
+        _SEAT_BOTS_QUERY = RowQuery(
+            Bot,
+            f"JOIN {seat} s ON s.bot_id = {{table}}.id WHERE s.match_id = %s",
+            annotations={"seat_index": 's."index"'},
+        )
+    return _SEAT_BOTS_QUERY
 
 
 def lease_claim(

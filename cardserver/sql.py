@@ -15,7 +15,7 @@ rows become model instances through ``Model.from_db``, so the result is what
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
@@ -23,7 +23,8 @@ from cardserver import fastjson
 
 
 class RowQuery:
-    """``SELECT <the columns of model> FROM <its table> <tail>``, fetching one row.
+    """``SELECT <the columns of model> FROM <its table> <tail>``, fetching one row (``one``)
+    or all (``all``).
 
     ``tail`` may name the model's table as ``{table}`` (quoted); ``for_update`` appends
     ``FOR UPDATE`` where the database has it (not SQLite, whose ``BEGIN IMMEDIATE``
@@ -37,6 +38,7 @@ class RowQuery:
         *,
         for_update: bool = False,
         only: tuple[str, ...] | None = None,
+        annotations: Mapping[str, str] | None = None,
     ):
         self.model = model
         self.tail = tail
@@ -44,6 +46,10 @@ class RowQuery:
         # With ``only``, the other columns are deferred, as with ``QuerySet.only``: reading
         # one later costs a query of its own.
         self.only = only
+        # SQL expressions selected after the model's columns (``{table}`` allowed), each set
+        # on the instance as the attribute of its name, unconverted, as with
+        # ``QuerySet.annotate``.
+        self.annotations = dict(annotations or {})
         # One compiled statement per connection wrapper (connections are per thread).
         self._compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -54,7 +60,10 @@ class RowQuery:
         fields = meta.concrete_fields
         if self.only is not None:
             fields = [f for f in fields if f.attname in self.only or f.primary_key]
-        columns = ", ".join(f"{table}.{quote(f.column)}" for f in fields)
+        columns = ", ".join(
+            [f"{table}.{quote(f.column)}" for f in fields]
+            + [expression.format(table=table) for expression in self.annotations.values()]
+        )
         sql = f"SELECT {columns} FROM {table} {self.tail.format(table=table)}"
         if self.for_update and connection.features.has_select_for_update:
             sql += " FOR UPDATE"
@@ -70,6 +79,14 @@ class RowQuery:
 
     def one(self, params: Sequence, *, using: str = DEFAULT_DB_ALIAS):
         """Return the first row as a model instance, or None."""
+        rows = self._fetch(params, using, many=False)
+        return rows[0] if rows else None
+
+    def all(self, params: Sequence, *, using: str = DEFAULT_DB_ALIAS) -> list:
+        """Return every row, as model instances."""
+        return self._fetch(params, using, many=True)
+
+    def _fetch(self, params: Sequence, using: str, *, many: bool) -> list:
         connection = connections[using]
         compiled = self._compiled.get(connection)
         if compiled is None:
@@ -77,16 +94,25 @@ class RowQuery:
         sql, attnames, converters = compiled
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            row = cursor.fetchone()
-        if row is None:
-            return None
-        values = list(row)
-        for index, column, functions in converters:
-            value = values[index]
-            for function in functions:
-                value = function(value, column, connection)
-            values[index] = value
-        return self.model.from_db(using, attnames, values)
+            if many:
+                rows = cursor.fetchall()
+            else:
+                row = cursor.fetchone()
+                rows = [] if row is None else [row]
+        count = len(attnames)
+        instances = []
+        for row in rows:
+            values = list(row[:count])
+            for index, column, functions in converters:
+                value = values[index]
+                for function in functions:
+                    value = function(value, column, connection)
+                values[index] = value
+            instance = self.model.from_db(using, attnames, values)
+            for name, value in zip(self.annotations, row[count:], strict=True):
+                setattr(instance, name, value)
+            instances.append(instance)
+        return instances
 
 
 def _fast_json(function, field: models.Field):

@@ -270,7 +270,11 @@ def _on_commit_started(match: Match, *, notify: bool) -> None:
 
     Without ``notify`` the caller plays the bots' turns itself (the tournament and ladder
     tasks), and the periodic sweep of overdue matches is the clock's backstop: no
-    message is sent.
+    message is sent. A match whose every seat the arena plays gets no watch either: a
+    watch never forfeits such a seat (its bot is on the driver's clock), it only hands
+    an overdue turn to a driver again, which the sweep and the resumption of abandoned
+    turns do as well; and re-sent every move time limit, the watches of 1,000 such
+    matches were the CPU worker's whole load (issue 14).
     """
     match_id, first_deadline = match.pk, match.move_time_limit + clock.DEADLINE_GRACE
     logger.info(
@@ -278,8 +282,12 @@ def _on_commit_started(match: Match, *, notify: bool) -> None:
         match_id, match.game, match.players, match.to_move, extra={"match_id": match_id},
     )
     match_changed_announce(match, Change.STARTED, arena_to_move=notify and match.arena_to_move)
-    if notify:
+    if notify and not _arena_plays_every_seat(match):
         transaction.on_commit(lambda: clock.deadline_watch_send(match_id, first_deadline))
+
+
+def _arena_plays_every_seat(match: Match) -> bool:
+    return match.arena_seats == (1 << match.players) - 1
 
 
 def match_cancel(*, match_id: int, user: User) -> Match:

@@ -5,11 +5,12 @@ Each task takes ids, loads what it needs, returns early when its work is already
 
 The clock of a match is kept by three things, each enough on its own while it works:
 
-- ``enforce_move_deadline``, the match's deadline watch: sent when the match starts, due
-  at the first deadline; when it runs it forfeits the match on time if the turn's
-  deadline passed, and otherwise sends itself again, due at the current deadline (or in
-  ``DEADLINE_WATCH_MAX_WAIT`` at the most). So a match has one pending task, however
-  many moves it has, and no message is sent per move.
+- ``enforce_move_deadline``, the match's deadline watch: sent when the match starts
+  (unless the arena plays every seat, below), due at the first deadline; when it runs it
+  forfeits the match on time if the turn's deadline passed, and otherwise sends itself
+  again, due at the current deadline (or in ``DEADLINE_WATCH_MAX_WAIT`` at the most).
+  So a match has one pending task, however many moves it has, and no message is sent
+  per move.
 - ``sweep_overdue_matches``, run by Celery beat every few seconds: forfeits every active
   match whose deadline passed, for the watches that were lost (a broker flushed, a
   worker killed).
@@ -21,7 +22,8 @@ and the sweep hand such a turn to the driver again (announcing ``Change.OVERDUE`
 ``bots`` subscribes to) rather than forfeit it (the driver
 died, or its notice was lost with the broker), the driver forfeits an HTTP bot that
 cannot be asked in time, and built-in players, which decide in microseconds, are never
-late by their own doing.
+late by their own doing. A match whose every seat the arena plays is sent no watch: the
+sweep and ``bots.tasks.resume_abandoned_turns`` hand its overdue turns over.
 """
 
 from __future__ import annotations

@@ -112,6 +112,35 @@ def test_sweep_gives_an_overdue_built_in_turn_to_the_driver_instead_of_forfeitin
     assert_finished_by_the_rules(match)
 
 
+def test_only_a_match_with_a_seat_the_arena_does_not_play_gets_a_deadline_watch(
+    user, user_factory, builtin, monkeypatch, django_capture_on_commit_callbacks
+):
+    # The watch keeps a person's (or a client bot's) clock; an arena seat's overdue turn
+    # is handed over again by the sweep and the resumption of abandoned turns.
+    from bots import tasks as bot_tasks
+    from games import tasks as match_tasks
+    from games.seating import SeatHolder
+    from games.services import match_create
+
+    watches = []
+    monkeypatch.setattr(
+        match_tasks.enforce_move_deadline,
+        "apply_async",
+        lambda args, countdown: watches.append(args),
+    )
+    monkeypatch.setattr(bot_tasks.match_turn_started, "delay", lambda *args: None)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        bots_only = new_match(user, [builtin["random"], builtin["greedy"]])
+        with_person = match_create(
+            creator=user, game="durak", players=2,
+            seats=[SeatHolder(bot=builtin["random"]), SeatHolder(user=user_factory())],
+        )  # fmt: skip
+
+    assert bots_only.status == with_person.status == Match.Status.ACTIVE
+    assert watches == [(with_person.pk,)]
+
+
 def test_deadline_watch_gives_an_overdue_built_in_turn_to_the_driver_and_looks_again_later(
     user, builtin, monkeypatch, django_capture_on_commit_callbacks
 ):

@@ -124,3 +124,22 @@ def test_match_is_let_go_when_the_driver_stops(user, user_factory, builtin):
     match.refresh_from_db()
     assert (match.status, match.to_move) == (Match.Status.ACTIVE, 1)
     assert not BotTurnLease.objects.filter(match_id=match.pk).exists()
+
+
+def test_seats_bots_are_read_whole_in_one_query(
+    user, user_factory, builtin, django_assert_num_queries
+):
+    bot = builtin["greedy"]
+    match = match_create(
+        creator=user, game="durak", players=3,
+        seats=[SeatHolder(bot=bot), SeatHolder(user=user_factory()), SeatHolder(bot=bot)],
+    )  # fmt: skip
+
+    with django_assert_num_queries(1):
+        seat_bots = driver._seat_bots(match.pk, recent=False)
+
+    assert sorted(seat_bots) == [0, 2]
+    for read in seat_bots.values():
+        assert {f.attname: getattr(read, f.attname) for f in read._meta.concrete_fields} == {
+            f.attname: getattr(bot, f.attname) for f in bot._meta.concrete_fields
+        }
