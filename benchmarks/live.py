@@ -2,22 +2,32 @@
 
     python -m benchmarks.live [--streams 1000,5000,10000] [--seconds 15] [--clients 16]
                               [--wake-streams 1000] [--wake-matches 100] [--wake-moves 400]
-                              [--idle-seconds 0]
+                              [--idle-seconds 0] [--rounds 1] [--server fresh|kept]
+                              [--holder process|thread] [--warmup 3] [--settle 0]
+                              [--gc-stats]
 
 It starts gunicorn with uvicorn workers (``cardserver.asgi``, ``--workers`` processes)
 on a fresh PostgreSQL database, wake-ups through Redis pub/sub (Redis database 14), the
 caps on open streams and the rate limits off, raises this process's open-file limit
 (its children, the server's processes, inherit it), and measures:
 
-(a) **held clients**: for N = 0 (the baseline, same run) and each of ``--streams``, it
-    opens N idle streams from one asyncio client (raw sockets: SSE on spectated matches
-    and account streams, half each), then lets ``--clients`` threads play their own
-    matches as fast as they can for ``--seconds`` while a probe times a plain
-    ``GET /api/v1/games/`` every 50 ms. Reported: moves/s (and its ratio to N = 0), the
-    GET's p50/p99, and the server's memory per open stream (the rise of the resident
-    memory of its processes, divided by N). With ``--idle-seconds S``, first the server's
-    CPU over S seconds while it holds the N streams and nothing else happens: the
-    streams' own cost, which other work on the machine does not blur as it blurs moves/s.
+(a) **held clients**: for N = 0 (the baseline, same run) and each of ``--streams``, in
+    turn, ``--rounds`` times, it opens N idle streams (raw sockets: SSE on spectated
+    matches and account streams, half each) from a holder process of their own
+    (``benchmarks.stream_holder``: real waiting clients are other programs, and a holder
+    in this process would share its interpreter lock and garbage collector with the
+    players), then lets ``--clients`` threads play their own matches as fast as they can
+    for ``--seconds`` while a probe times a plain ``GET /api/v1/games/`` every 50 ms.
+    Each N is measured on a server started for it (``--server fresh``, after
+    ``--warmup`` seconds of play): what one N's streams leave in the server's processes
+    is not charged to the next N. Reported: moves/s and its ratio to the same round's
+    N = 0, the GET's p50/p99, the server's CPU per move, the players', the holder's and
+    other work's cores, and the server's memory per open stream (the rise of the
+    resident memory of its processes, divided by N). With ``--idle-seconds S``, first
+    the server's CPU over S seconds while it holds the N streams and nothing else
+    happens: the streams' own cost. With ``--settle S``, S seconds of play, unmeasured,
+    after the streams open. With ``--gc-stats``, the server's garbage collections
+    during the play (``cardserver.gcstats``) and the commonest objects it holds.
 (b) **wake-up latency**: ``--wake-streams`` SSE streams spread over ``--wake-matches``
     live matches; one client plays ``--wake-moves`` moves on them in turn, and for each
     move, the time from its 200 answer to the arrival of its event on every stream of
@@ -149,7 +159,7 @@ def census(server: Server, directory: Path | None, name: str) -> dict | None:
 
 def held_clients(server: Server, holder, n: int, *, players, accounts, matches,
                  seconds: float, idle_seconds: float = 0, gc_dir: Path | None = None,
-                 label: str = "") -> dict:  # fmt: skip
+                 label: str = "", settle: float = 0) -> dict:  # fmt: skip
     """Part (a) for one N."""
     rss0 = server_rss_mb(server.port)
     specs = []
@@ -171,11 +181,16 @@ def held_clients(server: Server, holder, n: int, *, players, accounts, matches,
         cpu0 = sum(_process_cpu(f"127.0.0.1:{server.port}").values())
         time.sleep(idle_seconds)
         idle_cores = (sum(_process_cpu(f"127.0.0.1:{server.port}").values()) - cpu0) / idle_seconds
+    tokens, names = players
+    if settle:
+        # Play, unmeasured: the streams just opened are young objects, which the garbage
+        # collector walks as it promotes them, once per generation, at the first
+        # collections after they opened: a cost of opening them, not of holding them.
+        run_throughput(server.url, tokens, names, settle, server)
     stop, latencies = threading.Event(), []
     probe = threading.Thread(target=probe_games, args=(server.url, stop, latencies))
     gc0, holder_cpu0 = gc_totals(server, gc_dir), holder.cpu()
     probe.start()
-    tokens, names = players
     got = run_throughput(server.url, tokens, names, seconds, server)
     stop.set()
     probe.join()
@@ -285,6 +300,10 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds of play, unmeasured, "
                         "on each new server")  # fmt: skip
     parser.add_argument(
+        "--settle", type=float, default=0,
+        help="seconds of play, unmeasured, after the streams are opened (each N, 0 too)",
+    )  # fmt: skip
+    parser.add_argument(
         "--gc-stats",
         action="store_true",
         help="count the server's garbage collections (CARDSERVER_GC_STATS)",
@@ -392,7 +411,7 @@ def run_parts(args, new_server, counts: list[int], gc_dir: Path | None) -> dict:
                 got = held_clients(server, servers.holder, n, players=players,
                                    accounts=accounts, matches=matches, seconds=args.seconds,
                                    idle_seconds=args.idle_seconds, gc_dir=gc_dir,
-                                   label=f"{index}")  # fmt: skip
+                                   label=f"{index}", settle=args.settle)  # fmt: skip
                 got["round"] = index // (len(counts) + 1)
                 got["server"] = servers.started
                 held.append(got)
