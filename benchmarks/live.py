@@ -2,22 +2,32 @@
 
     python -m benchmarks.live [--streams 1000,5000,10000] [--seconds 15] [--clients 16]
                               [--wake-streams 1000] [--wake-matches 100] [--wake-moves 400]
-                              [--idle-seconds 0]
+                              [--idle-seconds 0] [--rounds 1] [--server fresh|kept]
+                              [--holder process|thread] [--warmup 3] [--settle 0]
+                              [--gc-stats]
 
 It starts gunicorn with uvicorn workers (``cardserver.asgi``, ``--workers`` processes)
 on a fresh PostgreSQL database, wake-ups through Redis pub/sub (Redis database 14), the
 caps on open streams and the rate limits off, raises this process's open-file limit
 (its children, the server's processes, inherit it), and measures:
 
-(a) **held clients**: for N = 0 (the baseline, same run) and each of ``--streams``, it
-    opens N idle streams from one asyncio client (raw sockets: SSE on spectated matches
-    and account streams, half each), then lets ``--clients`` threads play their own
-    matches as fast as they can for ``--seconds`` while a probe times a plain
-    ``GET /api/v1/games/`` every 50 ms. Reported: moves/s (and its ratio to N = 0), the
-    GET's p50/p99, and the server's memory per open stream (the rise of the resident
-    memory of its processes, divided by N). With ``--idle-seconds S``, first the server's
-    CPU over S seconds while it holds the N streams and nothing else happens: the
-    streams' own cost, which other work on the machine does not blur as it blurs moves/s.
+(a) **held clients**: for N = 0 (the baseline, same run) and each of ``--streams``, in
+    turn, ``--rounds`` times, it opens N idle streams (raw sockets: SSE on spectated
+    matches and account streams, half each) from a holder process of their own
+    (``benchmarks.stream_holder``: real waiting clients are other programs, and a holder
+    in this process would share its interpreter lock and garbage collector with the
+    players), then lets ``--clients`` threads play their own matches as fast as they can
+    for ``--seconds`` while a probe times a plain ``GET /api/v1/games/`` every 50 ms.
+    Each N is measured on a server started for it (``--server fresh``, after
+    ``--warmup`` seconds of play): what one N's streams leave in the server's processes
+    is not charged to the next N. Reported: moves/s and its ratio to the same round's
+    N = 0, the GET's p50/p99, the server's CPU per move, the players', the holder's and
+    other work's cores, and the server's memory per open stream (the rise of the
+    resident memory of its processes, divided by N). With ``--idle-seconds S``, first
+    the server's CPU over S seconds while it holds the N streams and nothing else
+    happens: the streams' own cost. With ``--settle S``, S seconds of play, unmeasured,
+    after the streams open. With ``--gc-stats``, the server's garbage collections
+    during the play (``cardserver.gcstats``) and the commonest objects it holds.
 (b) **wake-up latency**: ``--wake-streams`` SSE streams spread over ``--wake-matches``
     live matches; one client plays ``--wake-moves`` moves on them in turn, and for each
     move, the time from its 200 answer to the arrival of its event on every stream of
@@ -31,7 +41,7 @@ whose CPU use is reported beside the figures, with the load average.
 from __future__ import annotations
 
 import argparse
-import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -43,8 +53,10 @@ from pathlib import Path
 from benchmarks import harness
 from benchmarks.api import Server, _tokens, _username
 from benchmarks.api_load import Player, StdlibTransport, run_throughput
+from benchmarks.live_report import report
 from benchmarks.machine import own_cpu as _cpu
 from benchmarks.machine import processes_cpu as _process_cpu
+from benchmarks.stream_holder import HolderProcess, StreamHolder
 
 
 def raise_open_files(wanted: int) -> int:
@@ -69,88 +81,6 @@ def server_rss_mb(port: int) -> float:
     return total / 1024
 
 
-class StreamHolder:
-    """Open streams from one asyncio loop in a thread of its own; note their events."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.tasks: list[asyncio.Task] = []
-        self.opened = 0
-        self.failed = 0
-        # (match id, ply) -> arrival times, one per stream of the match.
-        self.arrivals: dict[tuple[int, int], list[float]] = {}
-
-    def run(self, coroutine, timeout: float = 3600):
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
-
-    async def _stream(self, path: str, token: str | None, match_id: int | None,
-                      opened: asyncio.Semaphore) -> None:  # fmt: skip
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        except OSError:
-            self.failed += 1
-            opened.release()
-            return
-        auth = f"Authorization: Token {token}\r\n" if token else ""
-        writer.write(
-            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
-            f"{auth}\r\n".encode()
-        )
-        try:
-            status = await reader.readline()
-            while (await reader.readline()) not in (b"\r\n", b""):
-                pass
-            if b" 200 " not in status:
-                self.failed += 1
-                return
-            self.opened += 1
-            opened.release()
-            seen: set[int] = set()
-            while True:
-                line = await reader.readline()
-                if not line:
-                    return
-                if match_id is not None and line.startswith(b"id: "):
-                    ply = int(line[4:])
-                    if ply not in seen:
-                        seen.add(ply)
-                        self.arrivals.setdefault((match_id, ply), []).append(time.monotonic())
-        except (OSError, asyncio.IncompleteReadError, ValueError):
-            self.failed += 1
-        except asyncio.CancelledError:
-            pass
-        finally:
-            writer.close()
-
-    async def _open(self, specs: list[tuple[str, str | None, int | None]], parallel: int) -> None:
-        gate = asyncio.Semaphore(parallel)
-        for path, token, match_id in specs:
-            await gate.acquire()
-            self.tasks.append(asyncio.create_task(self._stream(path, token, match_id, gate)))
-        for _ in range(parallel):  # every open answered (or failed)
-            await gate.acquire()
-
-    def open(self, specs: list[tuple[str, str | None, int | None]], parallel: int = 200) -> None:
-        self.run(self._open(specs, parallel))
-
-    async def _close(self) -> None:
-        for task in self.tasks:
-            task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
-        self.tasks.clear()
-        self.opened = 0
-
-    def close(self) -> None:
-        self.run(self._close())
-        self.arrivals.clear()
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-
-
 def probe_games(url: str, stop: threading.Event, found: list[float]) -> None:
     """Time ``GET /api/v1/games/`` every 50 ms until ``stop``."""
     http = StdlibTransport(url, "unused")
@@ -171,8 +101,65 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def held_clients(server: Server, holder: StreamHolder, n: int, *, players, accounts, matches,
-                 seconds: float, idle_seconds: float = 0) -> dict:  # fmt: skip
+def gc_totals(server: Server, directory: Path | None) -> dict | None:
+    """The server's collections so far, summed over its processes (``--gc-stats``)."""
+    if directory is None:
+        return None
+    pids = set(_process_cpu(f"127.0.0.1:{server.port}"))
+    totals = {gen: [0, 0.0, 0.0, 0.0] for gen in "012"}
+    for path in directory.glob("gc-*.json"):
+        try:
+            stats = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if stats["pid"] not in pids:
+            continue
+        for gen, found in stats["collections"].items():
+            total = totals[gen]
+            total[0] += found["count"]
+            total[1] += found["seconds"]
+            total[2] = max(total[2], found["longest"])
+            total[3] += found.get("cpu", 0.0)
+    return totals
+
+
+def gc_since(before: dict | None, after: dict | None) -> dict | None:
+    """Collections per generation between two ``gc_totals``: count, seconds, longest so far."""
+    if before is None or after is None:
+        return None
+    return {
+        gen: {"count": after[gen][0] - before[gen][0],
+              "seconds": round(after[gen][1] - before[gen][1], 3),
+              "cpu": round(after[gen][3] - before[gen][3], 3),
+              "longest_so_far": round(after[gen][2], 3)}
+        for gen in after
+    }  # fmt: skip
+
+
+def census(server: Server, directory: Path | None, name: str) -> dict | None:
+    """Ask each server process for the commonest types of its tracked objects."""
+    if directory is None:
+        return None
+    pids = set(_process_cpu(f"127.0.0.1:{server.port}"))
+    (directory / f"census-{name}").touch()
+    found: dict = {}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for path in directory.glob(f"census-{name}-*.json"):
+            pid = int(path.stem.rsplit("-", 1)[1])
+            if pid in pids and pid not in found:
+                with contextlib.suppress(ValueError):
+                    found[pid] = json.loads(path.read_text())
+        # The master process does not load the application: only the workers answer.
+        if len(found) >= len(pids) - 1:
+            break
+        time.sleep(0.5)
+    return found
+
+
+def held_clients(server: Server, holder, n: int, *, players, accounts, matches,
+                 seconds: float, idle_seconds: float = 0, gc_dir: Path | None = None,
+                 label: str = "", settle: float = 0) -> dict:  # fmt: skip
     """Part (a) for one N."""
     rss0 = server_rss_mb(server.port)
     specs = []
@@ -186,6 +173,7 @@ def held_clients(server: Server, holder: StreamHolder, n: int, *, players, accou
     open_s = time.perf_counter() - started
     time.sleep(2)
     rss1 = server_rss_mb(server.port)
+    objects = census(server, gc_dir, f"{label}-held")
     idle_cores = None
     if idle_seconds:
         # The streams' own cost, apart from the play's and from other work's: the server's
@@ -193,19 +181,26 @@ def held_clients(server: Server, holder: StreamHolder, n: int, *, players, accou
         cpu0 = sum(_process_cpu(f"127.0.0.1:{server.port}").values())
         time.sleep(idle_seconds)
         idle_cores = (sum(_process_cpu(f"127.0.0.1:{server.port}").values()) - cpu0) / idle_seconds
+    tokens, names = players
+    if settle:
+        # Play, unmeasured: the streams just opened are young objects, which the garbage
+        # collector walks as it promotes them, once per generation, at the first
+        # collections after they opened: a cost of opening them, not of holding them.
+        run_throughput(server.url, tokens, names, settle, server)
     stop, latencies = threading.Event(), []
     probe = threading.Thread(target=probe_games, args=(server.url, stop, latencies))
+    gc0, holder_cpu0 = gc_totals(server, gc_dir), holder.cpu()
     probe.start()
-    tokens, names = players
     got = run_throughput(server.url, tokens, names, seconds, server)
     stop.set()
     probe.join()
-    held = holder.opened
+    gc1, holder_cpu1 = gc_totals(server, gc_dir), holder.cpu()
+    held, failed = holder.counts()
     holder.close()
     return {
         "streams": n,
         "opened": held,
-        "failed": holder.failed,
+        "failed": failed,
         "open_seconds": open_s,
         "moves_per_s": got["moves_per_s"],
         "get_p50_ms": percentile(latencies, 0.5),
@@ -214,13 +209,19 @@ def held_clients(server: Server, holder: StreamHolder, n: int, *, players, accou
         "rss_mb": rss1,
         "kb_per_stream": 1024 * (rss1 - rss0) / n if n else None,
         "idle_server_cores": idle_cores,
+        # The players' and the probe's process (and the holder's, with --holder thread).
         "generator_cpu": got["generator_cpu"],
+        # The holder process's cores over the play (with --holder process), about as long.
+        "holder_cores": (holder_cpu1 - holder_cpu0) / seconds if holder_cpu0 is not None else None,
         "server_cpu_ms_per_move": got["cpu_ms_per_move"]["gunicorn"],
         "other_cores": got["other_cores"],
+        "load": os.getloadavg()[0],
+        "gc": gc_since(gc0, gc1),
+        "census": objects,
     }
 
 
-def wake_latency(server: Server, holder: StreamHolder, movers: list[Player], streams: int,
+def wake_latency(server: Server, holder, movers: list[Player], streams: int,
                  moves: int) -> dict:  # fmt: skip
     """Part (b)."""
     specs = [
@@ -249,11 +250,12 @@ def wake_latency(server: Server, holder: StreamHolder, movers: list[Player], str
     time.sleep(2)
     per_stream = streams // len(movers)
     latencies, missing = [], 0
+    every = holder.take_arrivals()
     for key, at in answered.items():
-        arrivals = holder.arrivals.get(key, [])
+        arrivals = every.get(key, [])
         missing += max(0, per_stream - len(arrivals))
         latencies.extend(max(0.0, 1000 * (t - at)) for t in arrivals)
-    opened = holder.opened
+    opened, _ = holder.counts()
     holder.close()
     return {
         "streams": streams,
@@ -283,6 +285,29 @@ def main() -> None:
         "--idle-seconds", type=float, default=0,
         help="before the play, measure the server's CPU while it only holds the streams",
     )  # fmt: skip
+    parser.add_argument(
+        "--rounds", type=int, default=1,
+        help="measure N = 0 and each of --streams, in turn, this many times",
+    )  # fmt: skip
+    parser.add_argument(
+        "--server", choices=("fresh", "kept"), default="fresh",
+        help="fresh: a new server for each N measured; kept: one server for the whole run",
+    )  # fmt: skip
+    parser.add_argument(
+        "--holder", choices=("process", "thread"), default="process",
+        help="hold the streams from a process of their own, or from a thread of this one",
+    )  # fmt: skip
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds of play, unmeasured, "
+                        "on each new server")  # fmt: skip
+    parser.add_argument(
+        "--settle", type=float, default=0,
+        help="seconds of play, unmeasured, after the streams are opened (each N, 0 too)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--gc-stats",
+        action="store_true",
+        help="count the server's garbage collections (CARDSERVER_GC_STATS)",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--server-log", type=Path, help="append the server's log here")
     args = parser.parse_args()
@@ -301,88 +326,110 @@ def main() -> None:
     ):
         env = harness.environment(database=database, broker=broker, var_dir=Path(var_dir))
         env |= unlimited
+        gc_dir = None
+        if args.gc_stats:
+            gc_dir = Path(var_dir) / "gc"
+            gc_dir.mkdir()
+            env["CARDSERVER_GC_STATS"] = str(gc_dir)
         harness.django_setup(env | {"CELERY_TASK_ALWAYS_EAGER": "0"})
-        server = Server(
-            env=env, database=database, workers=args.workers, threads=args.threads,
-            worker=False, shapes=("asgi",), log=args.server_log,
-        )  # fmt: skip
-        with server:
-            figures = run_parts(args, server, counts)
+        port = harness.free_port()
+
+        def new_server() -> Server:
+            server = Server(
+                env=env, database=database, workers=args.workers, threads=args.threads,
+                worker=False, shapes=("asgi",), log=args.server_log,
+            )  # fmt: skip
+            # Every server of the run on one port: the clients' URLs stay good.
+            server.ports = {"asgi": port}
+            server.port = port
+            return server
+
+        figures = run_parts(args, new_server, counts, gc_dir)
     load1 = os.getloadavg()
     report(args, figures, limit, load0, load1)
 
 
-def run_parts(args, server: Server, counts: list[int]) -> dict:
-    """Parts (a) and (b) on the running server; return their figures."""
+class Servers:
+    """The server of the moment, the streams' holder beside it, and the players' matches.
+
+    With ``--server fresh`` each N is measured on a server started for it: what one N's
+    streams leave behind in the server's processes (a grown heap, closing work still
+    running, the allocator's freed memory) is not measured as the next N's cost.
+    """
+
+    def __init__(self, args, new_server, gc_dir: Path | None) -> None:
+        self.args, self.new_server, self.gc_dir = args, new_server, gc_dir
+        self.server: Server | None = None
+        self.holder = None
+        self.started = 0
+
+    def start(self) -> Server:
+        self.stop()
+        self.server = self.new_server().__enter__()
+        self.started += 1
+        self.holder = (HolderProcess if self.args.holder == "process" else StreamHolder)(
+            self.server.port
+        )
+        return self.server
+
+    def warm_up(self, players) -> None:
+        if self.args.warmup:
+            run_throughput(self.server.url, *players, self.args.warmup, self.server)
+
+    def stop(self) -> None:
+        if self.holder is not None:
+            self.holder.stop()
+            self.holder = None
+        if self.server is not None:
+            self.server.__exit__()
+            self.server = None
+
+
+def run_parts(args, new_server, counts: list[int], gc_dir: Path | None) -> dict:
+    """Parts (a) and (b); return their figures."""
     tokens = _tokens(args.clients + args.wake_matches + args.accounts)
     players = (tokens[: args.clients], [_username(t) for t in tokens[: args.clients]])
     mover_tokens = tokens[args.clients : args.clients + args.wake_matches]
     accounts = tokens[args.clients + args.wake_matches :]
-    movers = []
-    for index, token in enumerate(mover_tokens):
-        player = Player(server.url, token, seed=5000 + index)
-        player.new_match(_username(token))
-        movers.append(player)
-    matches = [player.match_id for player in movers]
-    holder = StreamHolder(server.port)
-    held, wake = [], None
-    cpu0 = _cpu()
-    if "a" in args.parts:
-        for n in [0, *counts]:
-            got = held_clients(server, holder, n, players=players, accounts=accounts,
-                               matches=matches, seconds=args.seconds,
-                               idle_seconds=args.idle_seconds)  # fmt: skip
-            held.append(got)
-            print(f"(a) {json.dumps(got)}", flush=True)
-    if "b" in args.parts:
-        wake = wake_latency(server, holder, movers, args.wake_streams, args.wake_moves)
-        print(f"(b) {json.dumps(wake)}", flush=True)
-    holder.stop()
-    for player in movers:
-        player.http.close()
-    generator_cpu = _cpu() - cpu0
+    servers = Servers(args, new_server, gc_dir)
+    server = servers.start()
+    try:
+        movers = []
+        for index, token in enumerate(mover_tokens):
+            player = Player(server.url, token, seed=5000 + index)
+            player.new_match(_username(token))
+            movers.append(player)
+        matches = [player.match_id for player in movers]
+        servers.warm_up(players)
+        held, wake = [], None
+        cpu0 = _cpu()
+        if "a" in args.parts:
+            for index, n in enumerate([0, *counts] * args.rounds):
+                if index and args.server == "fresh":
+                    server = servers.start()
+                    servers.warm_up(players)
+                got = held_clients(server, servers.holder, n, players=players,
+                                   accounts=accounts, matches=matches, seconds=args.seconds,
+                                   idle_seconds=args.idle_seconds, gc_dir=gc_dir,
+                                   label=f"{index}", settle=args.settle)  # fmt: skip
+                got["round"] = index // (len(counts) + 1)
+                got["server"] = servers.started
+                held.append(got)
+                print(f"(a) {json.dumps(got)}", flush=True)
+        if "b" in args.parts:
+            if held and args.server == "fresh":
+                server = servers.start()
+            for player in movers:
+                player.http.close()  # reconnects to the server of the moment
+            wake = wake_latency(server, servers.holder, movers, args.wake_streams,
+                                args.wake_moves)  # fmt: skip
+            print(f"(b) {json.dumps(wake)}", flush=True)
+        for player in movers:
+            player.http.close()
+        generator_cpu = _cpu() - cpu0
+    finally:
+        servers.stop()
     return {"held": held, "wake": wake, "generator_cpu": generator_cpu}
-
-
-def report(args, figures: dict, limit: int, load0, load1) -> None:
-    held, wake, generator_cpu = figures["held"], figures["wake"], figures["generator_cpu"]
-    print()
-    print(
-        f"{os.cpu_count()} cores, gunicorn {args.workers} uvicorn workers, PostgreSQL, Redis "
-        f"pub/sub; open-file limit {limit}; load average {load0[0]:.1f} at the start, "
-        f"{load1[0]:.1f} at the end; load generator CPU {generator_cpu:.0f} s in all"
-    )
-    if held:
-        base = held[0]["moves_per_s"] or float("nan")
-        print(
-            "(a) streams  opened  moves/s  (vs 0)  GET p50 ms  GET p99 ms  KB/stream  RSS MB"
-            "  server ms/move  generator cores  other work cores"
-        )
-        for row in held:
-            per = row["kb_per_stream"]
-            print(
-                f"    {row['streams']:>7}  {row['opened']:>6}  {row['moves_per_s']:7.1f}  "
-                f"{row['moves_per_s'] / base:6.0%}  {row['get_p50_ms']:10.1f}  "
-                f"{row['get_p99_ms']:10.1f}  {per if per is None else round(per, 1)!s:>9}  "
-                f"{row['rss_mb']:6.0f}  {row['server_cpu_ms_per_move']:14.2f}  "
-                f"{row['generator_cpu']:15.2f}  {row['other_cores']:16.2f}"
-            )
-        print("    targets at 10,000: GET p99 < 50 ms, moves/s >= 90% of 0 streams")
-        for row in held:
-            if row["idle_server_cores"] is not None:
-                print(
-                    f"    {row['streams']:>7} streams held, no play: the server used "
-                    f"{row['idle_server_cores']:.3f} cores ({args.idle_seconds:g} s)"
-                )
-    if wake:
-        print(
-            f"(b) {wake['streams']} streams on {args.wake_matches} matches, {wake['moves']} "
-            f"moves, {wake['events']} events ({wake['missing_events']} missing): wake-up p50 "
-            f"{wake['p50_ms']:.1f} ms, p99 {wake['p99_ms']:.1f} ms, max {wake['max_ms']:.1f} ms"
-            "   target p99 < 100 ms"
-        )
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":
