@@ -27,6 +27,11 @@ SECRET = "test-bot-secret"
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver listens with a backlog of 5. When tens of bots of one server are called
+    # at once on a loaded machine, the kernel drops the handshakes past it and the client
+    # resends after a second: a good bot then "times out" on the test server's account.
+    # Real bot servers listen with backlogs in the thousands (uvicorn: 2048).
+    request_queue_size = 1024
     behaviour: Behaviour
     requests: list[dict]
     client_ports: set[int]
