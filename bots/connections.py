@@ -383,8 +383,12 @@ def _readable(transport: asyncio.BaseTransport) -> bool:
     sock = transport.get_extra_info("socket")
     if sock is None:
         return True
+    # poll, not select: a pool holding thousands of connections has descriptors past
+    # select's 1,024, and a connection that cannot be checked is not reused.
+    poller = select.poll()
     try:
-        return bool(select.select([sock.fileno()], [], [], 0)[0])
+        poller.register(sock.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
     except (OSError, ValueError):
         return True
 

@@ -7,7 +7,11 @@ No Django: runs with ``-p no:django --confcutdir=tests/bots``.
 from __future__ import annotations
 
 import json
+import resource
+import socket
 from http.server import BaseHTTPRequestHandler
+
+import pytest
 
 from bots.protocol import Fault
 from tests.bots.conftest import reply
@@ -96,4 +100,20 @@ def test_kept_alive_connection_serves_many_calls_in_turn(http_bot, caller, posit
     for _ in range(20):
         assert call(caller, url, position).ok
     assert len(server.requests) == 20
+    assert len(server.client_ports) == 1
+
+
+def test_kept_alive_connection_is_reused_past_a_thousand_open_files(http_bot, caller, position):
+    """A pool holding thousands of connections has descriptors past select()'s 1,024."""
+    url, server = http_bot(answer_pair_reversed)
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if limit != resource.RLIM_INFINITY and limit < 1200:
+        pytest.skip(f"needs 1,200 open files, the limit is {limit}")
+    held = [socket.socket() for _ in range(1100)]
+    try:
+        for _ in range(3):
+            assert call(caller, url, position).ok
+    finally:
+        for sock in held:
+            sock.close()
     assert len(server.client_ports) == 1
