@@ -2,6 +2,7 @@
 
     python -m benchmarks.bot_calls [--matches 100,1000] [--delay 1.0] [--window 30]
                                    [--calls-workers 1] [--calls-threads 8] [--inline]
+    python -m benchmarks.bot_calls --caller 6000 [--delay 0.02]
 
 Creates a scratch PostgreSQL database (``--server``; dropped afterwards) and uses a Redis
 database as the broker (``--broker``, default database 12) with queues of its own
@@ -14,7 +15,7 @@ seconds, a CPU worker (prefork, 2 processes, as docker/compose.yaml) and
 event loop waited for each call on one of those threads, so it needs ``--calls-threads
 1000``). The workers run with DEBUG off, as in production. For each count of ``--matches`` it starts
 that many 2-player Durak matches between two HTTP bots at once, waits until each has
-made its first move (at most ``--warmup`` seconds), lets them play for ``--window``
+made its first two moves (at most ``--warmup`` seconds), lets them play for ``--window``
 seconds, and reports:
 
 - turns per second completed in the window (moves logged);
@@ -32,7 +33,10 @@ pool (``BOTS_CALL_QUEUE=-``): the baseline. With ``--pool-only N`` no match is p
 N calls are put on the call queue at once and the bot-calls worker alone is measured
 (calls in flight, its memory), which shows the pool's capacity apart from the CPU side.
 The owner's share of calls is lifted (``BOTS_CALLS_PER_OWNER``) so that it does not
-bound the figure.
+bound the figure. With ``--caller N`` there is no database, broker or worker: this
+process makes N calls with ``bots.caller.AsyncBotCaller`` on its own event loop (300 at
+once, to 300 bots of the bot server, whose connections are made before the count
+starts) and reports the caller's CPU time per call: the HTTP side of a turn alone.
 """
 
 from __future__ import annotations
@@ -109,10 +113,14 @@ def main() -> None:
     parser.add_argument("--calls-threads", type=int, default=8)
     parser.add_argument("--inline", action="store_true", help="Calls made by the CPU worker.")
     parser.add_argument("--pool-only", type=int, default=0, help="Calls queued at once.")
+    parser.add_argument("--caller", type=int, default=0, help="Calls made in this process.")
     parser.add_argument("--server", default=harness.POSTGRES)
     parser.add_argument("--broker", default=f"{harness.REDIS}/12")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
+    if options.caller:
+        caller_run(options)
+        return
 
     with (
         harness.scratch_database(options.server) as database,
@@ -193,14 +201,17 @@ def one_run(options, broker, port: int, count: int, in_flight, server_pid: int) 
         created = time.monotonic() - started
         from django.utils import timezone
 
-        # Warm-up: the window opens once every match has made its first move (or after
-        # --warmup seconds), so that it measures play, not the start of 1,000 matches.
+        # Warm-up: the window opens once every match has made its first two moves (or after
+        # --warmup seconds), so that it measures play, not the start of 1,000 matches: by
+        # then both bots of each match have been called and hold a kept-alive connection.
         warm_until = time.monotonic() + options.warmup
         while time.monotonic() < warm_until:
-            if Match.objects.filter(pk__in=matches, ply=0, status="active").count() == 0:
+            if Match.objects.filter(pk__in=matches, ply__lt=2, status="active").count() == 0:
                 break
             time.sleep(0.5)
         warmed = time.monotonic() - started - created
+        # A profiler attached to a worker can start at this line.
+        print(f"{count} matches: the window opens", flush=True)
         window_start = timezone.now()
         cpu_before = {name: _group_cpu_s(group) for name, group in workers.items()}
         others = OtherProcesses(server_pid)
@@ -321,6 +332,65 @@ def pool_only_run(options, broker, port: int, in_flight) -> dict:
         f"{options.pool_only} calls queued in {queued:.1f} s: in flight median "
         f"{result['in_flight_median']}, max {result['in_flight_max']} (bots answer after "
         f"{options.delay:g} s); bot-calls worker RSS {memory} MiB; load {result['load']}"
+    )
+    return result
+
+
+def caller_run(options, at_once: int = 300) -> dict:
+    """Make ``--caller`` calls from this process's event loop; print the CPU a call."""
+    from datetime import UTC, datetime
+
+    import uvloop
+
+    from bots.caller import AsyncBotCaller
+    from bots.protocol import build_request
+    from games.engine import load_game
+
+    port = harness.free_port()
+    in_flight = multiprocessing.Value("i", 0)
+    ready = multiprocessing.Event()
+    server = multiprocessing.Process(
+        target=serve_bots, args=(port, options.delay, in_flight, ready), daemon=True
+    )
+    server.start()
+    ready.wait(30)
+    state = load_game("durak", players=2).deal(seed=1, dealer=0)
+    payload = build_request(
+        match_id=1, game="durak", options={"players": 2, "deck_size": 36}, seat=state.to_move,
+        view=state.view(state.to_move), legal_moves=state.legal_moves(),
+        deadline=datetime.now(UTC), time_limit=30.0,
+    )  # fmt: skip
+
+    async def calls() -> tuple[float, float]:
+        caller = AsyncBotCaller(allow_private=True)
+        gate = asyncio.Semaphore(at_once)
+
+        async def one(i: int) -> None:
+            async with gate:
+                url = f"http://127.0.0.1:{port}/c/{i % at_once}"
+                answer = await caller.request_move(url, "s", payload, 30.0)
+                assert answer.ok, answer
+
+        await asyncio.gather(*(one(i) for i in range(at_once)))
+        started, cpu = time.monotonic(), time.process_time()
+        await asyncio.gather(*(one(i) for i in range(options.caller)))
+        return time.monotonic() - started, time.process_time() - cpu
+
+    load = os.getloadavg()[0]
+    try:
+        wall, cpu = uvloop.run(calls())
+    finally:
+        server.kill()
+    result = {
+        "calls": options.caller,
+        "calls_per_s": round(options.caller / wall),
+        "cpu_ms_per_call": round(1000 * cpu / options.caller, 3),
+        "load": [round(load, 1), round(os.getloadavg()[0], 1)],
+    }
+    print(
+        f"{options.caller} calls, {at_once} at once, bots answer after {options.delay:g} s: "
+        f"{result['calls_per_s']} calls/s, the caller's CPU {result['cpu_ms_per_call']} ms a "
+        f"call; load {result['load'][0]} -> {result['load'][1]}"
     )
     return result
 

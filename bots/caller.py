@@ -24,13 +24,11 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-import httpcore
 import httpx
 
-from bots.connections import CALL_DEADLINE, CheckedBackend
+from bots.connections import Answer, BotConnections, Broken, ConnectFailed, TimedOut, TooLarge
 from bots.protocol import (
     DEFAULT_TIME_LIMIT,
     MAX_RESPONSE_BYTES,
@@ -41,7 +39,7 @@ from bots.protocol import (
     check_move,
     signed_headers,
 )
-from bots.urlsafety import UnsafeBotURL, parse_bot_url
+from bots.urlsafety import UnsafeBotURL
 
 
 class _Refused(Exception):
@@ -63,14 +61,7 @@ _HEADERS = {
     "User-Agent": USER_AGENT,
     "Content-Type": "application/json",
 }
-
-
-@dataclass(slots=True)
-class _Bot:
-    """One bot's URL, parsed once, and its connection pool (an httpx transport)."""
-
-    url: httpx.URL
-    transport: httpx.AsyncHTTPTransport
+_HEADER_LINES = "".join(f"{name}: {value}\r\n" for name, value in _HEADERS.items())
 
 
 class AsyncBotCaller:
@@ -85,8 +76,8 @@ class AsyncBotCaller:
     Each bot (its URL and secret) has connections of its own, never lent to another bot:
     two bots behind one host and port, one of which writes bytes after its answer, must
     not have those bytes read as the other's answer. A kept-alive connection with bytes
-    waiting on it is closed, not reused (httpcore checks it before reuse). Use it from
-    the one loop it was first called on.
+    waiting on it is closed, not reused (``bots.connections``). Use it from the one loop
+    it was first called on.
     """
 
     def __init__(
@@ -111,10 +102,9 @@ class AsyncBotCaller:
             if isinstance(verify_tls, ssl.SSLContext)
             else httpx.create_ssl_context(verify=verify_tls, trust_env=False)
         )
-        self._backend = CheckedBackend(allow_private=allow_private)
-        self._clients: OrderedDict[tuple[str, str], _Bot] = OrderedDict()
+        self._clients: OrderedDict[tuple[str, str], BotConnections] = OrderedDict()
 
-    def _client_for(self, url: str, secret: str) -> _Bot:
+    def _client_for(self, url: str, secret: str) -> BotConnections:
         """Return the bot's own connection pool, made on first use."""
         key = (url, secret)
         client = self._clients.get(key)
@@ -125,32 +115,22 @@ class AsyncBotCaller:
         if len(self._clients) > self._max_bots:
             # The least recently called bot's idle connections go; one of its calls
             # still running keeps its connection until it ends.
-            self._clients.popitem(last=False)
+            self._clients.popitem(last=False)[1].close()
         return client
 
-    def _client_new(self, url: str) -> _Bot:
-        transport = httpx.AsyncHTTPTransport(verify=self._ssl_context, trust_env=False)
-        # httpx 0.28 offers no argument for a network backend, so the pool is rebuilt with
-        # the same settings and the checking backend (pyproject pins httpx below 0.29). No
-        # limit on connections at once: a bot in many matches is called for each at once,
-        # and a call waiting for a free connection would spend the bot's time.
-        transport._pool = httpcore.AsyncConnectionPool(
-            ssl_context=self._ssl_context,
-            max_connections=None,
-            max_keepalive_connections=self._keepalive_per_bot,
-            keepalive_expiry=self._keepalive_expiry,
-            network_backend=self._backend,
-        )
-        # Requests go straight to the transport: an httpx client around it would only
-        # add what a bot call never uses (redirects, auth, cookies, event hooks), and
-        # its layers cost about a seventh of the I/O pool's CPU per call.
-        return _Bot(url=httpx.URL(url), transport=transport)
+    def _client_new(self, url: str) -> BotConnections:
+        # No limit on connections at once: a bot in many matches is called for each at
+        # once, and a call waiting for a free connection would spend the bot's time.
+        return BotConnections(
+            url, allow_private=self.allow_private, ssl_context=self._ssl_context,
+            keepalive=self._keepalive_per_bot, keepalive_expiry=self._keepalive_expiry,
+        )  # fmt: skip
 
     async def aclose(self) -> None:
         clients = list(self._clients.values())
         self._clients.clear()
         for client in clients:
-            await client.transport.aclose()
+            client.close()
 
     async def request_move(
         self, url: str, secret: str, payload: Mapping[str, Any], time_limit: float
@@ -204,69 +184,45 @@ class AsyncBotCaller:
         """Return the bot's JSON object; raise _Refused with the fault otherwise."""
         if time_limit <= 0:
             raise ValueError("time_limit must be positive")
+        body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
         try:
-            parse_bot_url(url)
+            # The URL is checked when its bot's connections are made (bots.urlsafety).
+            client = self._client_for(url, secret)
         except UnsafeBotURL as exc:
             raise _Refused(Fault.UNSAFE_URL, exc.reason) from None
-        body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
-        headers = signed_headers(secret, body)
-        try:
-            client = self._client_for(url, secret)
-        except httpx.InvalidURL as exc:
-            raise _Refused(Fault.UNSAFE_URL, f"not a valid URL: {exc}") from None
+        target = client.target
+        signed = "".join(
+            f"{name}: {value}\r\n" for name, value in signed_headers(secret, body).items()
+        )
+        request = (
+            f"POST {target.path} HTTP/1.1\r\nHost: {target.authority}\r\n{_HEADER_LINES}"
+            f"{signed}Content-Length: {len(body)}\r\n\r\n"
+        ).encode("latin-1") + body
         deadline = time.monotonic() + time_limit
-        token = CALL_DEADLINE.set(deadline)
-        try:
-            return await self._send_with_retry(client, url, body, headers, deadline)
-        finally:
-            CALL_DEADLINE.reset(token)
+        return await self._send_with_retry(client, request, deadline)
 
     async def _send_with_retry(
-        self,
-        client: _Bot,
-        url: str,
-        body: bytes,
-        headers: dict[str, str],
-        deadline: float,
+        self, client: BotConnections, request: bytes, deadline: float
     ) -> dict:
         # One retry, and only when no connection was made: the bot cannot have seen the
         # request. A timeout or a bad answer is the bot's, and is never retried.
         for attempt in (1, 2):
             try:
-                return await self._send(client, url, body, headers, deadline)
-            except httpx.ConnectError as exc:
+                answer = await client.exchange(request, deadline, self.max_response_bytes)
+            except ConnectFailed as exc:
                 if attempt == 2 or time.monotonic() >= deadline:
                     raise _Refused(Fault.CONNECTION_ERROR, _describe(exc)) from None
-            except httpx.TimeoutException:
+                continue
+            except TimedOut:
                 raise _Refused(Fault.TIMEOUT, "no answer within the time limit") from None
-            except httpx.TransportError as exc:
+            except Broken as exc:
                 raise _Refused(Fault.CONNECTION_ERROR, _describe(exc)) from None
-            except httpx.InvalidURL as exc:
-                raise _Refused(Fault.UNSAFE_URL, f"not a valid URL: {exc}") from None
+            except TooLarge as exc:
+                raise _Refused(Fault.RESPONSE_TOO_LARGE, str(exc)) from None
             except UnsafeBotURL as exc:
                 raise _Refused(Fault.UNSAFE_URL, exc.reason) from None
+            return _parse_answer(_checked_body(answer, self.max_response_bytes))
         raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _send(
-        self,
-        client: _Bot,
-        url: str,
-        body: bytes,
-        headers: dict[str, str],
-        deadline: float,
-    ) -> dict:
-        left = max(deadline - time.monotonic(), 0.001)
-        request = httpx.Request(
-            "POST", client.url, content=body, headers={**_HEADERS, **headers},
-            extensions={"timeout": httpx.Timeout(left).as_dict()},
-        )  # fmt: skip
-        response = await client.transport.handle_async_request(request)
-        response.request = request
-        try:
-            _check_status(response)
-            return _parse_answer(await _read_body(response, self.max_response_bytes))
-        finally:
-            await response.aclose()
 
 
 class BotCaller:
@@ -340,33 +296,22 @@ def loop_thread_start(name: str) -> asyncio.AbstractEventLoop:
     return loop
 
 
-def _check_status(response: httpx.Response) -> None:
-    status = response.status_code
+def _checked_body(answer: Answer, limit: int) -> bytes:
+    """The answer's body, or the fault its head shows (``bots.connections.reads_body``)."""
+    status = answer.status
     if 300 <= status < 400:
-        where = response.headers.get("Location", "nowhere")
+        where = answer.headers.get("location", "nowhere")
         raise _Refused(
             Fault.REDIRECT, f"HTTP {status} to {_clip(where)}; redirects are not followed"
         )
     if not 200 <= status < 300:
         raise _Refused(Fault.HTTP_STATUS, f"HTTP {status}")
-    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    encoding = answer.headers.get("content-encoding", "identity").strip().lower()
     if encoding != "identity":
         raise _Refused(Fault.MALFORMED_RESPONSE, f"compressed answer ({_clip(encoding)})")
-
-
-async def _read_body(response: httpx.Response, limit: int) -> bytes:
-    too_large = _Refused(Fault.RESPONSE_TOO_LARGE, f"the answer is longer than {limit} bytes")
-    length = response.headers.get("Content-Length", "")
-    if length.isdigit() and int(length) > limit:
-        raise too_large
-    chunks = []
-    size = 0
-    async for chunk in response.aiter_raw():
-        size += len(chunk)
-        if size > limit:
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
+    if answer.body is None:
+        raise _Refused(Fault.RESPONSE_TOO_LARGE, f"the answer is longer than {limit} bytes")
+    return answer.body
 
 
 def _parse_answer(content: bytes) -> dict:

@@ -13,7 +13,7 @@ the freshness window can refuse a replayed request; a replay with a new id fails
 signature. ``sign`` and ``verify`` are the one implementation used by the server and by
 the bot kit (``bots.kit``).
 
-The call itself (httpx, the checked network backend) is ``bots.caller``; it returns a
+The call itself (over ``bots.connections``' checked connections) is ``bots.caller``; it returns a
 ``BotAnswer``: the move, or a fault whose reason (``Fault``) the matches layer stores when
 the bot forfeits.
 
