@@ -316,6 +316,8 @@ def main() -> None:
     unlimited = {
         "LIVE_MAX_STREAMS_PER_ACCOUNT": "0", "LIVE_MAX_STREAMS_PER_IP": "0",
         **{f"THROTTLE_{s}": "off" for s in ("ANON", "USER", "PLAY", "CREATE")},
+        # Each play window leaves every player one match open: many rounds pass the cap.
+        "MAX_OPEN_MATCHES_PER_USER": "1000000",
     }  # fmt: skip
     load0 = os.getloadavg()
     with (

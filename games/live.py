@@ -12,11 +12,17 @@ How messages cross processes (``LIVE_PUBSUB_URL``):
 - **Redis pub/sub** (production; the default when ``CACHE_URL`` or the broker is Redis).
   The process that committed the change (a web process, a Celery worker) ``PUBLISH``es
   on ``<prefix>m:<id>`` and ``<prefix>a:<user>``; each web process holds one connection
-  that pattern-subscribes to ``<prefix>*``. Redis is already there for the broker and
-  the rate limits, it costs one round trip per change, and adding a web process on
-  another machine needs nothing but the URL. (PostgreSQL ``LISTEN/NOTIFY`` would work
-  too, but takes a lock on every notifying commit, serialising the commits of play, and
-  a pooler in transaction mode cannot carry ``LISTEN``.)
+  that ``SUBSCRIBE``s to the channels of the keys its own waiters follow, and to no
+  other: a process is sent nothing of a match none of its waiters follows (a pattern over
+  every key made each process receive and parse every move of the arena). A key is
+  subscribed when its first waiter registers and unsubscribed ``LIVE_UNSUBSCRIBE_AFTER``
+  seconds after its last one left (a client that reconnects, or a ``wait/`` asked again,
+  finds it still there); the keys registered in one turn of the event loop go in one
+  command. Redis is already there for the broker and the rate limits, it costs one round
+  trip per change, and adding a web process on another machine needs nothing but the
+  URL. (PostgreSQL ``LISTEN/NOTIFY`` would work too, but takes a lock on every notifying
+  commit, serialising the commits of play, and a pooler in transaction mode cannot carry
+  ``LISTEN``.)
 - **Embedded** (no Redis: SQLite, the filesystem broker, ``make run``): changes made in
   the web process itself are delivered at once; for changes made elsewhere (the worker's
   bot moves) one task per process reads ``(id, ply, status, to_move)`` of every match
@@ -25,14 +31,17 @@ How messages cross processes (``LIVE_PUBSUB_URL``):
 
 No lost wake-up: a waiter registers its keys *before* it reads the match, so a change
 committed after that read publishes a message it receives; one committed before is in
-what it reads. The message only says that something changed and where the match now
-stands (ply, status, seat to move); the waiter reads what it shows from the database.
+what it reads. With Redis a subscription counts only once Redis has confirmed it, so a
+waiter first awaits ``Waiter.ready`` (its keys confirmed), then reads; and whenever a
+key's subscription is confirmed (the first time, or again after a reconnect) its waiters
+are woken to read again, since a change may have gone by unheard before. The message
+only says that something changed and where the match now stands (ply, status, seat to
+move); the waiter reads what it shows from the database.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 from collections import OrderedDict, deque
@@ -56,6 +65,9 @@ logger = logging.getLogger(__name__)
 # Messages a waiter keeps unread; past that it only knows it must read the match again.
 INBOX_SIZE = 64
 _HOLDERS_MAX = 4096
+# Seconds a new waiter waits for Redis to confirm its subscription before it reads anyway
+# (woken again once it is confirmed); confirmations take a round trip when Redis is up.
+SUBSCRIBE_WAIT = 2.0
 
 
 def match_key(match_id: int) -> str:
@@ -140,7 +152,12 @@ class Waiter:
     def add_key(self, key: str) -> None:
         if key not in self.keys:
             self.keys.add(key)
-            self.hub._waiters.setdefault(key, set()).add(self)
+            waiting = self.hub._waiters.get(key)
+            if waiting is None:
+                waiting = self.hub._waiters[key] = set()
+                if self.hub.redis is not None:
+                    self.hub.redis.watch(key)
+            waiting.add(self)
 
     def remove_key(self, key: str) -> None:
         self.keys.discard(key)
@@ -149,6 +166,8 @@ class Waiter:
             waiting.discard(self)
             if not waiting:
                 del self.hub._waiters[key]
+                if self.hub.redis is not None:
+                    self.hub.redis.unwatch(key)
 
     def push(self, message: dict | None) -> None:
         if message is None or len(self.inbox) >= INBOX_SIZE:
@@ -161,6 +180,23 @@ class Waiter:
         messages = list(self.inbox)
         self.inbox.clear()
         return messages
+
+    async def ready(self, timeout: float = SUBSCRIBE_WAIT) -> None:
+        """Wait (up to ``timeout``) until every key's subscription is confirmed: then read.
+
+        Before the first read nothing heard is news (the read sees it), so wakes are
+        dropped. If Redis does not confirm in time (it is away), the waiter goes on and
+        reads; it is woken to read again when the confirmation comes.
+        """
+        loop = self.hub.loop
+        deadline = loop.time() + timeout
+        while True:
+            self.inbox.clear()
+            self.overflowed = False
+            remaining = deadline - loop.time()
+            if self.hub.closing or self.hub.confirmed(self.keys) or remaining <= 0:
+                return
+            await self.wait(remaining)
 
     async def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for a message; return whether one came."""
@@ -185,14 +221,18 @@ def _wake(woken: asyncio.Future | None) -> None:
 
 
 class Hub:
-    """The waiters of one web process, and the one task that wakes them."""
+    """The waiters of one web process, and the one task that wakes them (with Redis, its
+    subscriptions' task: ``games.live_redis``; without, the embedded poll)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        from games.live_redis import RedisSubscriptions
+
         self.loop = loop
         self._waiters: dict[str, set[Waiter]] = {}
         self.closing = False
         self.url = settings.LIVE_PUBSUB_URL
-        self._task = loop.create_task(self._listen() if self.url else self._poll())
+        self.redis = RedisSubscriptions(self, self.url) if self.url else None
+        self._task = loop.create_task(self.redis.listen() if self.redis else self._poll())
         self._seen: dict[int, tuple] = {}
         self._max_id: int | None = None
 
@@ -201,7 +241,7 @@ class Hub:
     def waiter(self, keys: Iterable[str]) -> Waiter:
         return Waiter(self, keys)
 
-    def deliver(self, key: str, message: dict) -> None:
+    def deliver(self, key: str, message: dict | None) -> None:
         for waiter in list(self._waiters.get(key, ())):
             waiter.push(message)
 
@@ -222,38 +262,16 @@ class Hub:
     def has_accounts(self) -> bool:
         return any(key.startswith("a:") for key in self._waiters)
 
-    # Redis pub/sub.
+    # Subscriptions (Redis: games.live_redis), in the loop.
 
-    async def _listen(self) -> None:
-        import redis.asyncio as aioredis
+    def confirmed(self, keys: Iterable[str]) -> bool:
+        """Whether a change published now on any of ``keys`` reaches this process."""
+        return self.redis is None or self.redis.confirmed(keys)
 
-        pattern = channel_prefix()
-        skip = len(pattern)
-        pause = 0.1
-        while True:
-            client = aioredis.from_url(self.url, health_check_interval=15)
-            pubsub = client.pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.psubscribe(pattern + "*")
-                # Anything published while we were not subscribed is lost to us.
-                self.wake_all()
-                pause = 0.1
-                while True:
-                    message = await pubsub.get_message(timeout=30)
-                    if message is None or message.get("type") != "pmessage":
-                        continue
-                    channel = message["channel"].decode()
-                    self.deliver(channel[skip:], orjson.loads(message["data"]))
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                logger.warning("live: Redis pub/sub lost (%s); reconnecting", exc)
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 5.0)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                    await client.aclose()
+    @property
+    def messages(self) -> int:
+        """Messages this process was sent by Redis (none without it)."""
+        return 0 if self.redis is None else self.redis.messages
 
     # Embedded: one query per tick.
 

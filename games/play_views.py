@@ -243,6 +243,7 @@ async def run_wait(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
         hub = live.hub()
         waiter = hub.waiter([live.match_key(plan.match_id)])
         try:
+            await waiter.ready()
             progress = await live.run_sync(match_progress, plan.match_id)  # after subscribing
             while progress is not None and not _wait_over(plan, progress) and not hub.closing:
                 remaining = deadline - loop.time()

@@ -237,6 +237,7 @@ async def _match_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes]:
     try:
         if media == SSE:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()
+        await waiter.ready()
         since = None
         if plan.after_ply is not None:
             since = (plan.after_ply, "")  # resume: the moves after it, then the view
@@ -358,6 +359,7 @@ async def _account_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes
     try:
         if media == SSE:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()
+        await waiter.ready()
         messages = None
         while True:
             if hub.closing:

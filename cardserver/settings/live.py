@@ -24,6 +24,10 @@ LIVE_PUBSUB_URL = "" if _live_url.lower() == "off" else _live_url
 LIVE_CHANNEL_PREFIX = "arena:live:"
 # Embedded hub: seconds between two reads of the watched matches.
 LIVE_POLL_INTERVAL = float(os.environ.get("LIVE_POLL_INTERVAL") or 0.1)
+# Seconds a web process stays subscribed to a key (a match's or an account's channel)
+# after its last waiter there left: a stream reconnecting or a wait/ asked again finds
+# the subscription still there instead of making it again.
+LIVE_UNSUBSCRIBE_AFTER = float(os.environ.get("LIVE_UNSUBSCRIBE_AFTER") or 5.0)
 # Threads (each with its database connection) reading matches for streams and waits.
 LIVE_READ_THREADS = int(os.environ.get("LIVE_READ_THREADS") or 8)
 # Seconds between two keep-alive comments of an idle stream (proxies close silent ones).

@@ -51,11 +51,20 @@ def test_a_stream_whose_client_stops_reading_is_cut_off(user_factory):
             b"GET /api/v1/stream/events/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             + f"Authorization: Token {token}\r\n\r\n".encode()
         )
-        match = start_match([user, user])
+        # The stream answered before the match starts: on SQLite's shared in-memory test
+        # database, its opening reads met start_match's writes and failed ("database
+        # table is locked", 503), and the loop below then read an empty socket forever.
         received = b""
+        while b"\r\n\r\n" not in received:
+            chunk = client.recv(65536)
+            assert chunk, received
+            received += chunk
+        assert received.startswith(b"HTTP/1.1 200"), received
+        match = start_match([user, user])
         while b"your_turn" not in received:
-            received += client.recv(65536)
-        assert received.startswith(b"HTTP/1.1 200")
+            chunk = client.recv(65536)
+            assert chunk, received
+            received += chunk
         connection = server_side(server, client)
         waiter = next(iter(live._hub._waiters[live.account_key(user.pk)]))
 
