@@ -118,6 +118,11 @@ class _Connection(asyncio.Protocol):
             if body is None:
                 self.reusable = False
             waiter.set_result(Answer(self._status, self._headers, body))
+        else:
+            return
+        # A kept-alive connection waits for its next call without the answer's bytes: up
+        # to the size limit each, times a few connections a bot, times thousands of bots.
+        self._chunks = []
 
     # -- asyncio.Protocol ----------------------------------------------------------------
 

@@ -117,3 +117,26 @@ def test_kept_alive_connection_is_reused_past_a_thousand_open_files(http_bot, ca
         for sock in held:
             sock.close()
     assert len(server.client_ports) == 1
+
+
+def test_kept_alive_connection_keeps_no_answer_bytes_between_calls(http_bot, position):
+    import asyncio
+
+    from bots.caller import AsyncBotCaller
+    from tests.bots.conftest import SECRET
+    from tests.bots.protocol_calls import TIME_LIMIT, move_request
+
+    padding = b" " * 60_000
+    url, _server = http_bot(lambda handler, request: reply(handler, _move(request) + padding))
+
+    async def one_call() -> list:
+        caller = AsyncBotCaller(allow_private=True)
+        answer = await caller.request_move(url, SECRET, move_request(position), TIME_LIMIT)
+        assert answer.ok, answer
+        (connections,) = caller._clients.values()
+        (idle,) = connections._idle
+        kept = idle._chunks
+        await caller.aclose()
+        return kept
+
+    assert asyncio.run(one_call()) == []
