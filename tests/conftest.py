@@ -34,6 +34,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
+    """On SQLite, a test database in a file, as ``make run``'s is, not Django's shared
+    in-memory one: there a read or write that meets another thread's write fails at once
+    ("database table is locked") instead of waiting its turn, so a test that writes while
+    the live server's threads read and count its requests failed now and then under load.
+    In a file, WAL and the busy timeout (``cardserver.settings``) queue them as in
+    production."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        name = tmp_path_factory.mktemp("database") / "test.sqlite3"
+        database.setdefault("TEST", {})["NAME"] = str(name)
+
+
+@pytest.fixture(scope="session")
 def live_server(django_db_setup):
     """The production server shape (uvicorn on ``cardserver.asgi``, tests/live/server.py)
     in place of pytest-django's WSGI server: pages and client bots follow matches through

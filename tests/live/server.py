@@ -1,16 +1,11 @@
 """A real ASGI server for tests: uvicorn serving ``cardserver.asgi`` in a thread.
 
-In the test's own process, so it reads the test database whatever it is (SQLite's
-shared in-memory one included) and the test can commit moves that it must then announce;
+In the test's own process, so it reads the test database whatever it is (on SQLite a
+file: tests/conftest.py) and the test can commit moves that it must then announce;
 over real sockets, so streams, keep-alive and disconnects are the server's, not a test
 client's. With ``LIVE_PUBSUB_URL`` (the Redis pass) wake-ups go through Redis pub/sub.
 The browser tests use it as their ``live_server`` (tests/web/conftest.py), with the
 static files served from the apps' folders as pytest-django's own server does.
-
-On SQLite the test database is one in-memory database shared by the connections of every
-thread (shared cache), where a read that meets another connection's write fails at once
-("database table is locked") instead of waiting as on a file; the server's connections
-read uncommitted rows, which lifts that (and changes nothing on PostgreSQL).
 """
 
 from __future__ import annotations
@@ -26,55 +21,6 @@ import httpx
 import uvicorn
 
 from benchmarks.harness import free_port
-
-
-def _read_uncommitted(sender, connection, **kwargs) -> None:
-    if connection.vendor == "sqlite" and "memory" in str(connection.settings_dict["NAME"]):
-        connection.cursor().execute("PRAGMA read_uncommitted = 1")
-
-
-def _retry_when_locked(application):
-    """Answer a request that failed on a locked table (503) by running it again.
-
-    Only for SQLite's shared in-memory test database, where a second writer fails at once
-    instead of waiting its turn as on a file (the views store snapshots, the test thread
-    plays moves); the transaction that failed was rolled back, so running it again is what
-    a queued writer would have done. Streams and waits are passed through.
-    """
-    import asyncio
-
-    from cardserver.asgi import LIVE_PATH
-
-    async def app(scope, receive, send):
-        if scope["type"] != "http" or LIVE_PATH.match(scope["path"]):
-            return await application(scope, receive, send)
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-        for attempt in range(40):
-            sent: list[dict] = []
-            given = asyncio.Event()
-
-            async def replayed(given=given) -> dict:
-                if not given.is_set():
-                    given.set()
-                    return {"type": "http.request", "body": body, "more_body": False}
-                await asyncio.Event().wait()  # no disconnect: the client is still there
-
-            async def captured(message, sent=sent) -> None:
-                sent.append(message)
-
-            await application(scope, replayed, captured)
-            status = next((m["status"] for m in sent if m["type"] == "http.response.start"), 0)
-            if status != 503 or attempt == 39:
-                break
-            await asyncio.sleep(0.05)
-        for message in sent:
-            await send(message)
-
-    return app
 
 
 def _with_static_files(application):
@@ -100,24 +46,17 @@ class LiveServer:
     """
 
     def __init__(self, *, static_files: bool = False, send_buffer: int | None = None) -> None:
-        from django.db.backends.signals import connection_created
         from django.test.utils import modify_settings
 
         from cardserver.asgi import application
 
-        connection_created.connect(_read_uncommitted, dispatch_uid="live-read-uncommitted")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         # What pytest-django's live server changes for each test that uses it.
         self._live_server_modified_settings = modify_settings(
             ALLOWED_HOSTS={"append": "127.0.0.1"}
         )
-        from django.db import connection
-
-        app = application
-        if connection.vendor == "sqlite" and "memory" in str(connection.settings_dict["NAME"]):
-            app = _retry_when_locked(app)
-        app = _with_static_files(app) if static_files else app
+        app = _with_static_files(application) if static_files else application
         config = uvicorn.Config(
             app, host="127.0.0.1", port=self.port, lifespan="on",
             log_level="warning", access_log=False, timeout_graceful_shutdown=5,

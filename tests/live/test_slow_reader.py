@@ -51,9 +51,8 @@ def test_a_stream_whose_client_stops_reading_is_cut_off(user_factory):
             b"GET /api/v1/stream/events/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             + f"Authorization: Token {token}\r\n\r\n".encode()
         )
-        # The stream answered before the match starts: on SQLite's shared in-memory test
-        # database, its opening reads met start_match's writes and failed ("database
-        # table is locked", 503), and the loop below then read an empty socket forever.
+        # The stream answers before the match starts, and an empty read fails at once: a
+        # stream refused at its opening must not leave the loop below reading forever.
         received = b""
         while b"\r\n\r\n" not in received:
             chunk = client.recv(65536)

@@ -40,8 +40,8 @@ def players(user_factory):
 
 
 def call(client: httpx.Client, method: str, url: str, **kwargs) -> httpx.Response:
-    """One request, tried again after a 503 as the API asks (``Retry-After``): the shared
-    in-memory SQLite of the tests refuses a second writer at once instead of queueing it."""
+    """One request, tried again after a 503 as the API asks (``Retry-After``), as a client
+    should."""
     for _ in range(20):
         answer = client.request(method, url, **kwargs)
         if answer.status_code != 503:
