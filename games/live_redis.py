@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 from collections.abc import Iterable
@@ -44,9 +45,15 @@ PING_EVERY = 15.0
 _BATCH = 1000
 
 
-def hub_client_name(prefix: str) -> str:
-    """The name of a hub's Redis connection (``CLIENT LIST``): its channels' prefix, its pid."""
-    return f"live-hub:{prefix}{os.getpid()}".replace(" ", "_")
+# Numbers the hubs of a process: one in a server's process, one per server's event loop in
+# a process that runs several (the tests' servers run in threads of the test process).
+_hub_numbers = itertools.count(1)
+
+
+def hub_client_name(prefix: str, number: int) -> str:
+    """The name of a hub's Redis connection (``CLIENT LIST``): its channels' prefix, its
+    pid and the hub's number in the process."""
+    return f"live-hub:{prefix}{os.getpid()}:{number}".replace(" ", "_")
 
 
 class RedisSubscriptions:
@@ -62,6 +69,7 @@ class RedisSubscriptions:
 
     def __init__(self, hub: Hub, url: str) -> None:
         self.hub, self.url = hub, url
+        self.number = next(_hub_numbers)
         self.messages = 0  # received: what this process was sent
         self._idle: dict[str, float] = {}  # key -> when its last waiter left
         self._sent: set[str] = set()
@@ -149,7 +157,7 @@ class RedisSubscriptions:
         pause = 0.1
         pool = ConnectionPool.from_url(
             self.url, socket_connect_timeout=5, socket_keepalive=True,
-            client_name=hub_client_name(prefix),
+            client_name=hub_client_name(prefix, self.number),
         )  # fmt: skip
         while True:
             connection = pool.make_connection()

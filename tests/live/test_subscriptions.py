@@ -59,8 +59,9 @@ def subscribers(client: redis.Redis, key: str) -> int:
 
 
 def hub_client(client: redis.Redis) -> dict:
-    """This process's hub connection, as ``CLIENT LIST`` shows it."""
-    name = live_redis.hub_client_name(live.channel_prefix())
+    """The connection of the hub of the test's server, as ``CLIENT LIST`` shows it (the
+    session's live server, started by the browser tests, has a hub of its own)."""
+    name = live_redis.hub_client_name(live.channel_prefix(), live._hub.redis.number)
     found = [entry for entry in client.client_list() if entry["name"] == name]
     assert len(found) == 1, found
     return found[0]
