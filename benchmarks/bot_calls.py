@@ -100,6 +100,20 @@ def serve_bots(port: int, delay: float, in_flight, ready) -> None:
     asyncio.run(main())
 
 
+def bot_server_start(delay: float):
+    """Start ``serve_bots`` in a process of its own; return it, its port and its count of
+    calls in flight, once it listens."""
+    port = harness.free_port()
+    in_flight = multiprocessing.Value("i", 0)
+    ready = multiprocessing.Event()
+    server = multiprocessing.Process(
+        target=serve_bots, args=(port, delay, in_flight, ready), daemon=True
+    )
+    server.start()
+    ready.wait(30)
+    return server, port, in_flight
+
+
 # -- the run --------------------------------------------------------------------------------
 
 
@@ -139,14 +153,7 @@ def main() -> None:
 
 
 def run(options, broker) -> dict:
-    port = harness.free_port()
-    in_flight = multiprocessing.Value("i", 0)
-    ready = multiprocessing.Event()
-    server = multiprocessing.Process(
-        target=serve_bots, args=(port, options.delay, in_flight, ready), daemon=True
-    )
-    server.start()
-    ready.wait(30)
+    server, port, in_flight = bot_server_start(options.delay)
     print(
         f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; PostgreSQL, Redis; bots answer "
         f"after {options.delay:g} s; calls {'inline' if options.inline else 'on the I/O pool'}"
@@ -346,14 +353,7 @@ def caller_run(options, at_once: int = 300) -> dict:
     from bots.protocol import build_request
     from games.engine import load_game
 
-    port = harness.free_port()
-    in_flight = multiprocessing.Value("i", 0)
-    ready = multiprocessing.Event()
-    server = multiprocessing.Process(
-        target=serve_bots, args=(port, options.delay, in_flight, ready), daemon=True
-    )
-    server.start()
-    ready.wait(30)
+    server, port, in_flight = bot_server_start(options.delay)
     state = load_game("durak", players=2).deal(seed=1, dealer=0)
     payload = build_request(
         match_id=1, game="durak", options={"players": 2, "deck_size": 36}, seat=state.to_move,
