@@ -10,14 +10,15 @@ driver's claim (``holder``) and when the turn was queued. With the I/O pool
    to cover the call, and hand the call to the pool: on the call queue
    (``bots.tasks.bot_call``), or straight to this process's pool when it is one. Over
    the share, look again shortly.
-2. ``CallPool`` (the ``bot-calls`` worker: one asyncio event loop a process, holding
-   every call in flight as a coroutine): send the request, with the bot's whole time
-   limit counted from that moment, and wait for the answer (``bots.caller``).
-3. ``answer_record`` (one of the pool's few recording threads, ``BOTS_CALL_RECORDERS``,
-   each with its database connection): play the move, or forfeit the seat with the
-   fault; then the driver plays on there while HTTP bots are to move (their next call
-   goes to the same loop, with no broker message between), and hands the match to a CPU
-   worker when a built-in bot is to move (``bots.tasks.play_bot_turns``).
+2. ``CallPool`` (``bots.pool``, the ``bot-calls`` worker: one asyncio event loop a
+   process, holding every call in flight as a coroutine): send the request, with the
+   bot's whole time limit counted from that moment, and wait for the answer
+   (``bots.caller``).
+3. One of the pool's few recording threads (``BOTS_CALL_RECORDERS``, each with its
+   database connection; ``bots.pool.answers_record``): play the move, or forfeit the seat
+   with the fault; then the driver plays on there while HTTP bots are to move (their next
+   call goes to the same loop, with no broker message between), and hands the match to a
+   CPU worker when a built-in bot is to move (``bots.tasks.play_bot_turns``).
 
 The bot's time runs from its request sent to its answer arrived; what comes before (the
 queues, the owner's share used up) is the arena's delay and never the bot's: a call that
@@ -30,11 +31,8 @@ after another in the driver's thread.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import functools
 import logging
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -43,7 +41,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
-from bots.caller import AsyncBotCaller, loop_thread_start
+from bots.caller import AsyncBotCaller
 from bots.driver import (
     LEASE_GRACE,
     TURN_GONE,
@@ -156,20 +154,20 @@ def call_dispatch(call: dict, *, renew: bool = False) -> bool:
     # In the pool, inside the transaction of the answer before (no savepoint: an error
     # there undoes that move too, and the match is taken up again when its claim lapses).
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        statements = _statements(connection)
+        statements = lease_statements(connection)
         if allowed is None:
             # No Redis: the owner's row is the share's lock, so that two workers
             # dispatching calls of one owner at once count one after the other.
             cursor.execute(statements["owner_lock"], [call["owner_id"]])
             cursor.execute(
-                statements["owner_calls"], [call["owner_id"], _db_time(now), call["match_id"]]
+                statements["owner_calls"], [call["owner_id"], db_time(now), call["match_id"]]
             )
             allowed = cursor.fetchone()[0] < settings.BOTS_CALLS_PER_OWNER
         hold = _call_hold(call, pooled=True) if allowed else SHARE_RETRY + LEASE_GRACE
         values = [
             call["ply"],
             call["owner_id"] if allowed else None,
-            _db_time(now + timedelta(seconds=hold)),
+            db_time(now + timedelta(seconds=hold)),
             call["match_id"],
             call["holder"],
         ]
@@ -186,10 +184,13 @@ def call_dispatch(call: dict, *, renew: bool = False) -> bool:
         return False
     if allowed:
         call = {**call, "send_by": time.time() + settings.BOTS_CALL_SEND_WITHIN}
-        if _POOL is not None:
+        from bots.pool import current_pool
+
+        pool = current_pool()
+        if pool is not None:
             # Sent once the claim's move is committed (the pool dispatches in the answer's
             # transaction), so that its answer never waits for that commit.
-            transaction.on_commit(functools.partial(_POOL.submit, call))
+            transaction.on_commit(functools.partial(pool.submit, call))
         else:
             bot_call.apply_async((call,), queue=settings.BOTS_CALL_QUEUE)
     else:
@@ -286,64 +287,82 @@ def answer_play(call: dict, answer: dict) -> bool:
     An answer whose call no longer holds the match's claim is dropped: another driver
     took the match after the claim lapsed and asks the bot again.
     """
-    return _answer_play(call, answer)[0] is not None
+    return answer_play_on(call, answer)[0] is not None
 
 
-def _answer_play(call: dict, answer: dict, *, play_on=None):
+def answer_play_on(call: dict, answer: dict, *, play_on=None):
     """``answer_play``; return the match as the move left it (None when no move was made)
     and what ``play_on(match)`` returned, called in the move's own transaction: the pool
     plays on there, so that the next call's claim moves on with the move, in one commit."""
     from games import errors as match_errors
-    from games.play import ArenaMove, match_moves_append
 
     if answer.get("late"):
         call_dispatch(call)
         return None, None
-    match_id, ply, seat, bot_id = call["match_id"], call["ply"], call["seat"], call["bot_id"]
     if answer["fault"] is not None:
         if not _call_end(call):
             return None, None
-        bot_forfeit(
-            match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
-            code=answer["fault"], detail=answer["detail"],
-        )  # fmt: skip
-        lease_release(match_id, call["holder"])
+        answer_fault_record(call, answer["fault"], answer["detail"])
+        return None, None
+    try:
+        with transaction.atomic():
+            match, played = move_record(call, answer, play_on=play_on)
+    except match_errors.IllegalMoveError as exc:
+        answer_fault_record(call, Fault.ILLEGAL_MOVE, str(exc))
+        return None, None
+    except TURN_GONE:
+        lease_release(call["match_id"], call["holder"])
+        return None, None
+    if match is not None:
+        answer_recovered(call)
+    return match, played
+
+
+def move_record(call: dict, answer: dict, *, play_on=None):
+    """Append the move of a good answer (no fault, not late) to its match, inside the
+    caller's transaction, and call ``play_on(match)``; return the match and what
+    ``play_on`` returned, or (None, None) when the call no longer holds the match's claim
+    (nothing is written then).
+
+    Raise IllegalMoveError or one of TURN_GONE, having written nothing that the caller's
+    rollback would not undo: the caller forfeits or lets go (``answer_fault_record``,
+    ``lease_release``) after that rollback.
+    """
+    from games.play import ArenaMove, match_moves_append
+
+    if not _call_end(call):
         return None, None
     move = ArenaMove(
-        seat=seat,
+        seat=call["seat"],
         move=answer["move"],
         received_at=_moment(answer["answered_at"]),
-        idempotency_key=bot_move_key(bot_id, ply),
+        idempotency_key=bot_move_key(call["bot_id"], call["ply"]),
         queued_at=_moment(call["queued_at"]),
         sent_at=_moment(answer["sent_at"]),
     )
-    played = None
-    try:
-        with transaction.atomic():
-            if not _call_end(call):
-                return None, None
-            # Not held to the match's deadline: the call itself ended within the bot's
-            # time, counted from its send; the arena's delay before the send is not the
-            # bot's.
-            match = match_moves_append(
-                match_id=match_id, ply=ply, moves=[move], savepoint=False
-            )
-            if play_on is not None:
-                played = play_on(match)
-    except match_errors.IllegalMoveError as exc:
-        bot_forfeit(
-            match_id=match_id, seat=seat, ply=ply, bot_id=bot_id,
-            code=Fault.ILLEGAL_MOVE, detail=str(exc),
-        )  # fmt: skip
-        lease_release(match_id, call["holder"])
-        return None, None
-    except TURN_GONE:
-        lease_release(match_id, call["holder"])
-        return None, None
+    # Not held to the match's deadline: the call itself ended within the bot's time,
+    # counted from its send; the arena's delay before the send is not the bot's.
+    match = match_moves_append(
+        match_id=call["match_id"], ply=call["ply"], moves=[move], savepoint=False
+    )
+    return match, None if play_on is None else play_on(match)
+
+
+def answer_fault_record(call: dict, code: str, detail: str) -> None:
+    """Forfeit the call's seat with the fault, and let go of the match (its own
+    transactions)."""
+    bot_forfeit(
+        match_id=call["match_id"], seat=call["seat"], ply=call["ply"], bot_id=call["bot_id"],
+        code=code, detail=detail,
+    )  # fmt: skip
+    lease_release(call["match_id"], call["holder"])
+
+
+def answer_recovered(call: dict) -> None:
+    """After a good answer's move is committed: clear the bot's failures, if it had any."""
     if call["recovers"]:
         with transaction.atomic():
-            bot_health_record(bot_id=bot_id, ok=True)
-    return match, played
+            bot_health_record(bot_id=call["bot_id"], ok=True)
 
 
 def _call_end(call: dict) -> bool:
@@ -352,8 +371,8 @@ def _call_end(call: dict) -> bool:
     grace = timezone.now() + timedelta(seconds=LEASE_GRACE)
     with connection.cursor() as cursor:
         cursor.execute(
-            _statements(connection)["call_end"],
-            [_db_time(grace), call["match_id"], call["holder"], call["ply"]],
+            lease_statements(connection)["call_end"],
+            [db_time(grace), call["match_id"], call["holder"], call["ply"]],
         )
         return bool(cursor.rowcount)
 
@@ -363,7 +382,7 @@ def _call_end(call: dict) -> bool:
 _STATEMENTS: dict[str, dict[str, str]] = {}
 
 
-def _statements(conn) -> dict[str, str]:
+def lease_statements(conn) -> dict[str, str]:
     statements = _STATEMENTS.get(conn.vendor)
     if statements is None:
         quote = conn.ops.quote_name
@@ -396,133 +415,9 @@ def _statements(conn) -> dict[str, str]:
     return statements
 
 
-def _db_time(moment: datetime):
+def db_time(moment: datetime):
     return connection.ops.adapt_datetimefield_value(moment)
 
 
 def _moment(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
-
-
-# -- the I/O pool of a bot-calls process ------------------------------------------------------
-
-# This process's pool, once a call has come to it (``bots.tasks.bot_call``); None in the
-# CPU workers, web servers and tests, which send calls on the call queue.
-_POOL: CallPool | None = None
-_POOL_LOCK = threading.Lock()
-
-
-class CallPool:
-    """The calls of one ``bot-calls`` process: one event loop holding every call in flight
-    (a coroutine each, never a thread) and ``BOTS_CALL_RECORDERS`` threads that record the
-    answers in the database and play on."""
-
-    def __init__(self) -> None:
-        self.caller = AsyncBotCaller(allow_private=settings.BOTS_ALLOW_PRIVATE_URLS)
-        self.loop = loop_thread_start("bot-calls")
-        self.recorders = concurrent.futures.ThreadPoolExecutor(
-            max_workers=settings.BOTS_CALL_RECORDERS,
-            thread_name_prefix="bot-answers",
-        )
-        self.in_flight = 0
-        # The tasks running, so that none is collected while it waits.
-        self._tasks: set[asyncio.Task] = set()
-        # The claims of the calls in flight (match, holder, ply), which the heartbeat renews,
-        # and their owners, whose shares it renews.
-        self._claims: dict[tuple[int, str, int], int] = {}
-        self.loop.call_soon_threadsafe(self.loop.call_later, CALL_BEAT, self._beat)
-
-    def submit(self, call: dict) -> None:
-        """Make the call on the loop; its answer is recorded by a recording thread.
-        Thread-safe; returns at once."""
-        self.loop.call_soon_threadsafe(self._start, call)
-
-    def _start(self, call: dict) -> None:
-        task = self.loop.create_task(self._make(call))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def _beat(self) -> None:
-        """Renew the claims of the calls in flight (on a recording thread), every
-        CALL_BEAT seconds."""
-        if self._claims:
-            self.recorders.submit(claims_renew, dict(self._claims))
-        self.loop.call_later(CALL_BEAT, self._beat)
-
-    async def _make(self, call: dict) -> None:
-        self.in_flight += 1
-        claim = (call["match_id"], call["holder"], call["ply"])
-        self._claims[claim] = call["owner_id"]
-        try:
-            answer = await call_make_async(call, self.caller)
-        except Exception:
-            # A bug, not the bot's fault: the call is lost, and its turn taken up again
-            # when the match's claim lapses.
-            logger.exception("bot call for match %s failed", call["match_id"])
-            return
-        finally:
-            self.in_flight -= 1
-            self._claims.pop(claim, None)
-        self.recorders.submit(answer_record, call, answer)
-
-
-def call_pool() -> CallPool:
-    """Return this process's pool, made on first use (it makes this a pool process)."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = CallPool()
-        return _POOL
-
-
-def claims_renew(claims: dict[tuple[int, str, int], int]) -> None:
-    """Make the claims of these calls in flight (and their owners' shares) last CALL_HELD
-    seconds from now (never shorter), where the call still holds its match's claim."""
-    from django.db import close_old_connections
-
-    close_old_connections()
-    held = _db_time(timezone.now() + timedelta(seconds=CALL_HELD))
-    try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.executemany(
-                _statements(connection)["call_renew"],
-                [[held, match_id, holder, ply, held] for match_id, holder, ply in claims],
-            )
-        shares = owner_shares()
-        if shares is not None:
-            members = [(owner, share_member(m, holder)) for (m, holder, _), owner in claims.items()]
-            shares.renew(members, hold=CALL_HELD)
-    except Exception:
-        # The next beat tries again; a claim that lapses meanwhile is taken up again.
-        logger.exception("renewing %s claims of calls in flight failed", len(claims))
-
-
-def answer_record(call: dict, answer: dict) -> None:
-    """Play the answer (a recording thread of the pool), then the match's next HTTP bots'
-    turns; a built-in bot's turn goes to a CPU worker."""
-    from django.db import close_old_connections
-
-    from bots import driver, tasks
-
-    close_old_connections()
-    if answer.get("late"):
-        call_dispatch(call)
-        return
-    # The call's share stays counted when the match's next call is its owner's as well.
-    next_owner = None
-    try:
-        match, played = _answer_play(
-            call, answer,
-            play_on=lambda match: driver.http_turns_play(match=match, holder=call["holder"]),
-        )  # fmt: skip
-        if match is None:
-            return
-        next_owner = played.calling_owner
-        if played.builtin_next:
-            tasks.play_bot_turns.delay(call["match_id"])
-    except Exception:
-        # The claim lapses and the turn is taken up again (resume_abandoned_turns).
-        logger.exception("recording the answer for match %s failed", call["match_id"])
-    finally:
-        if next_owner != call["owner_id"]:
-            share_release(call)

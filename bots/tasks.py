@@ -7,7 +7,7 @@ import logging
 
 from celery import shared_task
 
-from bots import calls, driver, services
+from bots import calls, driver, pool, services
 from bots.models import Bot
 from games.events import MatchChanged
 
@@ -89,8 +89,8 @@ def bot_call_dispatch(call: dict) -> None:
 @shared_task(acks_late=False, ignore_result=True)
 def bot_call(call: dict) -> None:
     """Hand one HTTP bot's call to this process's event loop and return: the loop waits
-    for the bot, and the pool records the answer (``bots.calls.CallPool``)."""
-    calls.call_pool().submit(call)
+    for the bot, and the pool records the answer (``bots.pool.CallPool``)."""
+    pool.call_pool().submit(call)
 
 
 @shared_task(ignore_result=True)

@@ -21,7 +21,7 @@ BOTS_BUILTIN_MOVES_PER_WRITE = int(os.environ.get("BOTS_BUILTIN_MOVES_PER_WRITE"
 # The I/O pool: the Celery queue of HTTP bots' calls, read by the `bot-calls` worker
 # (docker/compose.yaml), whose task hands each call to its process's asyncio event loop,
 # so that a bot that thinks holds a coroutine, never a thread or one of the CPU workers'
-# processes (bots.calls.CallPool). Empty: each call is made by the worker that plays the
+# processes (bots.pool.CallPool). Empty: each call is made by the worker that plays the
 # turn (the behaviour before the pool). A test or benchmark with a default queue of its
 # own gets a call queue of its own with it.
 BOTS_CALL_QUEUE = os.environ.get("BOTS_CALL_QUEUE", "").strip() or (
@@ -48,6 +48,9 @@ BOTS_CALL_SEND_WITHIN = float(os.environ.get("BOTS_CALL_SEND_WITHIN") or 10.0)
 # Threads of each bot-calls process that record answers (a database connection each) and
 # send the match's next call to the loop; the calls themselves wait on the loop.
 BOTS_CALL_RECORDERS = int(os.environ.get("BOTS_CALL_RECORDERS") or 8)
+# Answers a recording thread takes at once, when that many are ready, and records in one
+# transaction (each on its own again if that transaction fails: bots/pool.py).
+BOTS_CALL_ANSWERS_PER_COMMIT = int(os.environ.get("BOTS_CALL_ANSWERS_PER_COMMIT") or 8)
 # Seconds an arena turn may go with no move and no live driver claim before beat's
 # bots.tasks.resume_abandoned_turns (every 10 s) hands it to a driver again: a driver
 # that died lets go of its claim within seconds, and its match is taken up within ~30 s.

@@ -1,0 +1,260 @@
+"""The I/O pool of a ``bot-calls`` process: every call in flight on one event loop, and a
+few recording threads that record the answers (``bots.calls`` makes and plays the calls).
+
+A recording thread takes up to ``BOTS_CALL_ANSWERS_PER_COMMIT`` answers that are ready at
+once and appends their moves in one transaction, with one commit: at capacity the queue
+of answers sits in front of the recording threads, and a transaction's own round trips
+(its BEGIN and COMMIT) were a fifth of a recording's. If anything in that transaction
+fails (one bot's illegal move, a turn gone meanwhile, the commit itself), it is rolled
+back whole and each of its answers is recorded again on its own, as a single answer
+always is: so one bad answer never costs another its move, and no move is recorded
+twice (each is idempotent by its claim and ply). The next calls are sent and the moves
+announced only after the commit that recorded them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from bots.caller import AsyncBotCaller, loop_thread_start
+from bots.calls import (
+    answer_play_on,
+    answer_recovered,
+    call_dispatch,
+    call_make_async,
+    db_time,
+    lease_statements,
+    move_record,
+    share_member,
+    share_release,
+)
+from bots.share import owner_shares
+
+logger = logging.getLogger(__name__)
+
+# The I/O pool's heartbeat: every CALL_BEAT seconds it renews the claims of its calls in
+# flight to CALL_HELD seconds from then, so that a pool process that dies lets go of its
+# matches within CALL_HELD seconds whatever the bots' time limits (the sweep then hands
+# them to a driver again: bots.tasks.resume_abandoned_turns).
+CALL_BEAT = 3.0
+CALL_HELD = 10.0
+
+# This process's pool, once a call has come to it (``bots.tasks.bot_call``); None in the
+# CPU workers, web servers and tests, which send calls on the call queue.
+_POOL: CallPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def current_pool() -> CallPool | None:
+    """Return this process's pool, or None when it is not a pool process."""
+    return _POOL
+
+
+def call_pool() -> CallPool:
+    """Return this process's pool, made on first use (it makes this a pool process)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = CallPool()
+        return _POOL
+
+
+class CallPool:
+    """The calls of one ``bot-calls`` process: one event loop holding every call in flight
+    (a coroutine each, never a thread) and ``BOTS_CALL_RECORDERS`` threads that record the
+    answers in the database and play on."""
+
+    def __init__(self) -> None:
+        self.caller = AsyncBotCaller(allow_private=settings.BOTS_ALLOW_PRIVATE_URLS)
+        self.loop = loop_thread_start("bot-calls")
+        # Ready answers, (call, answer), and the heartbeat's renewals, (None, claims).
+        self._ready: queue.SimpleQueue = queue.SimpleQueue()
+        for number in range(settings.BOTS_CALL_RECORDERS):
+            threading.Thread(
+                target=self._record, name=f"bot-answers-{number}", daemon=True
+            ).start()
+        self.in_flight = 0
+        # The tasks running, so that none is collected while it waits.
+        self._tasks: set[asyncio.Task] = set()
+        # The claims of the calls in flight (match, holder, ply), which the heartbeat renews,
+        # and their owners, whose shares it renews.
+        self._claims: dict[tuple[int, str, int], int] = {}
+        self.loop.call_soon_threadsafe(self.loop.call_later, CALL_BEAT, self._beat)
+
+    def submit(self, call: dict) -> None:
+        """Make the call on the loop; its answer is recorded by a recording thread.
+        Thread-safe; returns at once."""
+        self.loop.call_soon_threadsafe(self._start, call)
+
+    def _start(self, call: dict) -> None:
+        task = self.loop.create_task(self._make(call))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _beat(self) -> None:
+        """Renew the claims of the calls in flight (on a recording thread), every
+        CALL_BEAT seconds."""
+        if self._claims:
+            self._ready.put((None, dict(self._claims)))
+        self.loop.call_later(CALL_BEAT, self._beat)
+
+    async def _make(self, call: dict) -> None:
+        self.in_flight += 1
+        claim = (call["match_id"], call["holder"], call["ply"])
+        self._claims[claim] = call["owner_id"]
+        try:
+            answer = await call_make_async(call, self.caller)
+        except Exception:
+            # A bug, not the bot's fault: the call is lost, and its turn taken up again
+            # when the match's claim lapses.
+            logger.exception("bot call for match %s failed", call["match_id"])
+            return
+        finally:
+            self.in_flight -= 1
+            self._claims.pop(claim, None)
+        self._ready.put((call, answer))
+
+    def _record(self) -> None:
+        """A recording thread: take the answers ready (up to a commit's worth) and record
+        them; run the heartbeat's renewals as they come."""
+        most = settings.BOTS_CALL_ANSWERS_PER_COMMIT
+        while True:
+            taken = [self._ready.get()]
+            while len(taken) < most:
+                try:
+                    taken.append(self._ready.get_nowait())
+                except queue.Empty:
+                    break
+            answers = []
+            for call, item in taken:
+                if call is None:
+                    claims_renew(item)
+                else:
+                    answers.append((call, item))
+            if answers:
+                try:
+                    answers_record(answers)
+                except Exception:
+                    # Not to end the thread: the claims lapse and the turns are taken up.
+                    logger.exception("recording %s answers failed", len(answers))
+
+
+def claims_renew(claims: dict[tuple[int, str, int], int]) -> None:
+    """Make the claims of these calls in flight (and their owners' shares) last CALL_HELD
+    seconds from now (never shorter), where the call still holds its match's claim."""
+    from django.db import close_old_connections
+
+    close_old_connections()
+    held = db_time(timezone.now() + timedelta(seconds=CALL_HELD))
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.executemany(
+                lease_statements(connection)["call_renew"],
+                [[held, match_id, holder, ply, held] for match_id, holder, ply in claims],
+            )
+        shares = owner_shares()
+        if shares is not None:
+            members = [(owner, share_member(m, holder)) for (m, holder, _), owner in claims.items()]
+            shares.renew(members, hold=CALL_HELD)
+    except Exception:
+        # The next beat tries again; a claim that lapses meanwhile is taken up again.
+        logger.exception("renewing %s claims of calls in flight failed", len(claims))
+
+
+def answers_record(answers: list[tuple[dict, dict]]) -> None:
+    """Record answers that came at once (a recording thread of the pool): the good ones'
+    moves in one transaction, each answer on its own when that fails; faults and late
+    calls each on its own."""
+    from django.db import close_old_connections
+
+    close_old_connections()
+    moves, alone = [], []
+    for call, answer in answers:
+        good = not answer.get("late") and answer["fault"] is None
+        (moves if good else alone).append((call, answer))
+    # Counted in the database, an owner's share is its row's lock, which one transaction
+    # would hold over several owners' dispatches: then each answer has its own.
+    if len(moves) < 2 or owner_shares() is None:
+        moves, alone = [], answers
+    for call, answer in alone:
+        answer_record(call, answer)
+    if moves and not _moves_record(moves):
+        for call, answer in moves:
+            answer_record(call, answer)
+
+
+def _moves_record(moves: list[tuple[dict, dict]]) -> bool:
+    """Append the moves of these good answers in one transaction and play on; return
+    False, with nothing written, if any of it failed."""
+    from bots import driver
+
+    outcomes = []
+    try:
+        with transaction.atomic():
+            for call, answer in moves:
+                outcomes.append(
+                    move_record(
+                        call, answer,
+                        play_on=lambda match, c=call: driver.http_turns_play(
+                            match=match, holder=c["holder"]
+                        ),
+                    )
+                )  # fmt: skip
+    except Exception as exc:
+        # Each answer is recorded again on its own, where the bad one is forfeited or let go.
+        logger.info("bot calls: %s answers recorded one by one (%r)", len(moves), exc)
+        return False
+    for (call, _answer), (match, played) in zip(moves, outcomes, strict=True):
+        _played_on(call, match, played, recover=True)
+    return True
+
+
+def answer_record(call: dict, answer: dict) -> None:
+    """Play the answer (a recording thread of the pool), then the match's next HTTP bots'
+    turns; a built-in bot's turn goes to a CPU worker."""
+    from django.db import close_old_connections
+
+    from bots import driver
+
+    close_old_connections()
+    if answer.get("late"):
+        call_dispatch(call)
+        return
+    match = played = None
+    try:
+        match, played = answer_play_on(
+            call, answer,
+            play_on=lambda match: driver.http_turns_play(match=match, holder=call["holder"]),
+        )  # fmt: skip
+    except Exception:
+        # The claim lapses and the turn is taken up again (resume_abandoned_turns).
+        logger.exception("recording the answer for match %s failed", call["match_id"])
+    _played_on(call, match, played, recover=False)
+
+
+def _played_on(call: dict, match, played, *, recover: bool) -> None:
+    """After the commit of the answer's move (``match`` None when none was made): hand a
+    built-in bot's turn to a CPU worker, with ``recover`` clear the bot's failures, and
+    give back the call's share unless the match's next call is its owner's (then the
+    share stays counted)."""
+    from bots import tasks
+
+    try:
+        if match is not None:
+            if played.builtin_next:
+                tasks.play_bot_turns.delay(call["match_id"])
+            if recover:
+                answer_recovered(call)
+    except Exception:
+        logger.exception("after recording the answer for match %s", call["match_id"])
+    finally:
+        if played is None or played.calling_owner != call["owner_id"]:
+            share_release(call)

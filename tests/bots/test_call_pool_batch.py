@@ -1,0 +1,144 @@
+"""Answers that came at once, recorded together by a recording thread of the I/O pool
+(``bots.pool.answers_record``): their moves in one transaction and one commit, and each
+on its own again when that transaction fails, so that one bad answer (or a failed commit)
+never costs another answer its move, nor plays a move twice."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.db import DatabaseError, connection
+
+from bots import calls, driver, pool
+from games.models import Match, Move
+from tests.bots.arena_matches import new_match
+
+pytestmark = [
+    pytest.mark.real_services,
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+]
+
+
+class _Pool:
+    """This process as a pool process whose calls are kept here instead of made."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+
+    def submit(self, call: dict) -> None:
+        self.calls.append(call)
+
+
+@pytest.fixture
+def pooled(monkeypatch) -> _Pool:
+    fake = _Pool()
+    monkeypatch.setattr(calls, "pool_enabled", lambda: True)
+    monkeypatch.setattr(pool, "_POOL", fake)
+    return fake
+
+
+@pytest.fixture
+def commits(monkeypatch) -> list[int]:
+    """The commits of this thread's database connection, counted."""
+    counted: list[int] = []
+    commit = connection.commit
+
+    def counting() -> None:
+        counted.append(1)
+        commit()
+
+    monkeypatch.setattr(connection, "commit", counting)
+    return counted
+
+
+def matches_with_calls(user, http_bot_record, pooled: _Pool, count: int):
+    """Start ``count`` matches between two HTTP bots; return them and their first calls,
+    handed to the pool (never sent: the test answers for the bots)."""
+    url = "http://127.0.0.1:9/move"
+    one, other = http_bot_record(url, "one"), http_bot_record(url, "other")
+    matches = [new_match(user, [one, other], time_limit=30.0) for _ in range(count)]
+    for match in matches:
+        driver.bot_turns_play(match_id=match.pk, pool=True)
+    first = list(pooled.calls)
+    assert sorted(c["match_id"] for c in first) == sorted(m.pk for m in matches)
+    pooled.calls.clear()
+    return matches, first
+
+
+def answer(move: dict) -> dict:
+    now = time.time()
+    return {"move": move, "fault": None, "detail": "", "sent_at": now - 0.1, "answered_at": now}
+
+
+def good(call: dict) -> dict:
+    return answer(call["payload"]["legal_moves"][0])
+
+
+def moves_at_first_ply(matches) -> dict[int, int]:
+    return {m.pk: Move.objects.filter(match=m, ply=0).count() for m in matches}
+
+
+def test_answers_that_came_at_once_are_recorded_with_one_commit(
+    user, http_bot_record, pooled, commits
+):
+    matches, first = matches_with_calls(user, http_bot_record, pooled, 3)
+    commits.clear()
+
+    pool.answers_record([(call, good(call)) for call in first])
+
+    assert len(commits) == 1
+    assert moves_at_first_ply(matches) == {m.pk: 1 for m in matches}
+    # Each match's next call was handed to the pool once, after the commit.
+    assert sorted((c["match_id"], c["ply"]) for c in pooled.calls) == sorted(
+        (m.pk, 1) for m in matches
+    )
+
+
+def test_one_illegal_move_among_answers_recorded_at_once_forfeits_only_its_seat(
+    user, http_bot_record, pooled
+):
+    matches, first = matches_with_calls(user, http_bot_record, pooled, 3)
+    bad = first[1]
+    # The seat to move attacks: taking the cards is not its move.
+    answers = [(call, answer({"type": "take"}) if call is bad else good(call)) for call in first]
+
+    pool.answers_record(answers)
+
+    for match in matches:
+        match.refresh_from_db()
+        if match.pk == bad["match_id"]:
+            assert (match.status, match.forfeit_seat) == (Match.Status.FINISHED, bad["seat"])
+            assert match.end_reason == "illegal_move"
+        else:
+            assert (match.status, match.ply, match.forfeit_seat) == (Match.Status.ACTIVE, 1, None)
+    moved = {m.pk: 1 for m in matches} | {bad["match_id"]: 0}
+    assert moves_at_first_ply(matches) == moved
+    assert sorted(c["match_id"] for c in pooled.calls) == sorted(
+        m.pk for m in matches if m.pk != bad["match_id"]
+    )
+
+
+def test_answers_whose_common_commit_failed_are_each_recorded_once(
+    user, http_bot_record, pooled, monkeypatch
+):
+    matches, first = matches_with_calls(user, http_bot_record, pooled, 3)
+    commit = connection.commit
+    failed = []
+
+    def fails_once() -> None:
+        if not failed:
+            failed.append(1)
+            raise DatabaseError("the connection was lost at commit")
+        commit()
+
+    monkeypatch.setattr(connection, "commit", fails_once)
+
+    pool.answers_record([(call, good(call)) for call in first])
+
+    assert failed
+    assert moves_at_first_ply(matches) == {m.pk: 1 for m in matches}
+    assert sorted((c["match_id"], c["ply"]) for c in pooled.calls) == sorted(
+        (m.pk, 1) for m in matches
+    )
