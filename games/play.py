@@ -28,7 +28,12 @@ from games.errors import (
 from games.events import Change, match_changed_announce
 from games.models import Match, Move
 from games.rows import match_row, match_update, move_insert
-from games.selectors import match_state, state_end_reason
+from games.selectors import (
+    match_state,
+    match_state_keep,
+    match_state_known,
+    state_end_reason,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -150,7 +155,8 @@ def match_moves_append(
     if not moves:
         raise InvalidMatchRequest("no moves to append")
     with transaction.atomic(savepoint=savepoint):
-        match = match_row(match_id, for_update=True)
+        # A state kept from this process's last moves spares reading the snapshot.
+        match = match_row(match_id, for_update=True, snapshot=not match_state_known(match_id))
         if match is None:
             raise Match.DoesNotExist(f"No match {match_id}.")
         if match.status != Match.Status.ACTIVE:
@@ -231,6 +237,7 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
         match.to_move = state.to_move
         clock.turn_open(match, now)
     match_update(match, fields)
+    match_state_keep(match, state)
     if state.is_over:
         match_changed_announce(match, Change.FINISHED)
     else:

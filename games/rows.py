@@ -24,6 +24,14 @@ _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 _MATCH = RowQuery(Match, "WHERE {table}.id = %s")
 _MATCH_FOR_UPDATE = RowQuery(Match, "WHERE {table}.id = %s", for_update=True)
+# The same without the snapshot (deferred: read with a query of its own if used), for a
+# match whose state this process keeps (``games.selectors.match_state_known``).
+_MATCH_FOR_UPDATE_LEAN = RowQuery(
+    Match,
+    "WHERE {table}.id = %s",
+    for_update=True,
+    only=tuple(f.attname for f in Match._meta.concrete_fields if f.name != "snapshot"),
+)
 
 
 def _statements() -> dict:
@@ -39,13 +47,16 @@ def _qn(name: str) -> str:
     return connections[DEFAULT_DB_ALIAS].ops.quote_name(name)
 
 
-def match_row(match_id: int, *, for_update: bool = False) -> Match | None:
-    """Return the match with every column, or None; ``for_update`` locks its row.
+def match_row(match_id: int, *, for_update: bool = False, snapshot: bool = True) -> Match | None:
+    """Return the match with every column, or None; ``for_update`` locks its row, and
+    without ``snapshot`` (with ``for_update`` only) that column is deferred.
 
     ``for_update`` must be used inside a transaction. On SQLite, which has no row locks,
     the settings' ``BEGIN IMMEDIATE`` already holds the database's write lock.
     """
-    return (_MATCH_FOR_UPDATE if for_update else _MATCH).one([match_id])
+    if for_update:
+        return (_MATCH_FOR_UPDATE if snapshot else _MATCH_FOR_UPDATE_LEAN).one([match_id])
+    return _MATCH.one([match_id])
 
 
 def match_progress(match_id: int) -> tuple[int, str, int | None] | None:

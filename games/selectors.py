@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from django.db import transaction
 from django.db.models import Prefetch, QuerySet
 
 from games.engine import DurakSeries, EndReason, IllegalMove, load_game, load_state
@@ -135,12 +136,77 @@ def match_initial_state(match: Match):
 def match_state(match: Match):
     """Return the engine state after the match's ``ply`` moves.
 
-    From the snapshot when it is current (``snapshot_ply == match.ply``); otherwise
-    replayed from the log, and nothing is stored (``match_snapshot_refresh`` stores it).
+    The state kept for the row (``match_state_keep``) or for the match in this process
+    (``match_state_known``) when it is at that ply; else from the snapshot when it is
+    current (``snapshot_ply == match.ply``); otherwise replayed from the log, and nothing
+    is stored (``match_snapshot_refresh`` stores it).
     """
+    kept = match.__dict__.get("_engine_state")
+    if kept is not None and kept[0] == match.ply:
+        return kept[1]
+    known = _state_known(match)
+    if known is not None:
+        return known
     if match_snapshot_current(match):
         return load_state(match.snapshot)
     return match_replayed_state(match)
+
+
+def match_state_keep(match: Match, state) -> None:
+    """Keep ``state``, the state after the row's ``ply`` moves that this transaction
+    wrote, on the row (for ``match_state`` of the same row) and, once the transaction
+    commits, in this process for the match (``match_state_known``)."""
+    match.__dict__["_engine_state"] = (match.ply, state)
+    entry = (match.pk, match.__dict__.get("created_at"), match.ply, state)
+    transaction.on_commit(lambda: _state_remember(entry))
+
+
+# The engine states this process committed last, by match: (created_at, ply, state). A
+# match's state after its first ``ply`` moves never changes once they are logged, so a kept
+# state is right for any row read later at that ply, whoever moved the match in between;
+# ``created_at`` tells a match from another given its id after a rollback (SQLite reuses
+# ids whose rows were rolled back). The I/O pool records a match's answers one after
+# another in the same process: its next answer's move starts from here, not from the
+# snapshot's JSON, which was a tenth of its CPU. Bounded, least recently used first out.
+_STATES: OrderedDict[int, tuple] = OrderedDict()
+_STATES_MAX = 4096
+_STATES_LOCK = threading.Lock()
+
+
+def _state_remember(entry: tuple) -> None:
+    match_id, created_at, ply, state = entry
+    if created_at is None:
+        return
+    with _STATES_LOCK:
+        kept = _STATES.get(match_id)
+        if kept is not None and kept[1] > ply:
+            return
+        _STATES[match_id] = (created_at, ply, state)
+        _STATES.move_to_end(match_id)
+        while len(_STATES) > _STATES_MAX:
+            _STATES.popitem(last=False)
+
+
+def match_state_known(match_id: int) -> bool:
+    """Return whether this process keeps a state of the match (so that its next locked
+    read may leave the snapshot out: ``games.rows.match_row``)."""
+    with _STATES_LOCK:
+        return match_id in _STATES
+
+
+def _state_known(match: Match):
+    created_at = match.__dict__.get("created_at")
+    with _STATES_LOCK:
+        kept = _STATES.get(match.pk)
+    if kept is None or created_at is None or kept[0] != created_at or kept[1] != match.ply:
+        return None
+    return kept[2]
+
+
+def states_forget() -> None:
+    """Forget the states kept (tests)."""
+    with _STATES_LOCK:
+        _STATES.clear()
 
 
 def match_snapshot_current(match: Match) -> bool:

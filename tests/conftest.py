@@ -98,6 +98,7 @@ def _forget_seat_holders():
     selectors = sys.modules.get("games.selectors")
     if selectors is not None:
         selectors.seats_forget_all()
+        selectors.states_forget()
     live = sys.modules.get("games.live")
     if live is not None:
         live.forget_holders()

@@ -264,7 +264,8 @@ def planned_moves(match: Match, count: int, *, seed: int = 0) -> list[ArenaMove]
     state, moves = match_state(match), []
     for _ in range(count):
         move = rng.choice(state.legal_moves())
-        moves.append(ArenaMove(state.to_move, move, timezone.now(), f"key-{len(moves)}"))
+        key = f"key-{match.ply + len(moves)}"
+        moves.append(ArenaMove(state.to_move, move, timezone.now(), key))
         state = state.play(move)
     return moves
 
@@ -300,6 +301,42 @@ def replayed_state(match: Match) -> dict:
     Match.objects.filter(pk=match.pk).update(snapshot=None)
     match.refresh_from_db()
     return match_state(match).to_json()
+
+
+def test_the_next_moves_of_a_match_this_process_moved_do_not_read_its_snapshot(
+    pair, django_capture_on_commit_callbacks
+):
+    match = start_match(pair)
+    with django_capture_on_commit_callbacks(execute=True):
+        match_moves_append(match_id=match.pk, ply=0, moves=planned_moves(match, 1))
+    match.refresh_from_db()
+    moves = planned_moves(match, 2)
+
+    with CaptureQueriesContext(connection) as queries:
+        match_moves_append(match_id=match.pk, ply=1, moves=moves)
+
+    selects = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert len(selects) == 1 and not re.search(r'\."snapshot"[ ,]', selects[0])
+    match.refresh_from_db()
+    assert match.ply == 3 and match_state(match).to_json() == replayed_state(match)
+
+
+def test_a_match_moved_elsewhere_since_this_process_kept_its_state_plays_from_its_row(
+    pair, django_capture_on_commit_callbacks
+):
+    match = start_match(pair)
+    with django_capture_on_commit_callbacks(execute=True):
+        match_moves_append(match_id=match.pk, ply=0, moves=planned_moves(match, 1))
+    # Another process's moves: their commit tells this process nothing (no callbacks run).
+    match.refresh_from_db()
+    match_moves_append(match_id=match.pk, ply=1, moves=planned_moves(match, 3))
+    match.refresh_from_db()
+    moves = planned_moves(match, 2)
+
+    match_moves_append(match_id=match.pk, ply=4, moves=moves)
+
+    match.refresh_from_db()
+    assert match.ply == 6 and match_state(match).to_json() == replayed_state(match)
 
 
 def test_an_illegal_move_among_appended_moves_writes_none_of_them(pair):
