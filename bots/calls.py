@@ -46,6 +46,7 @@ from bots.driver import (
     LEASE_GRACE,
     TURN_GONE,
     BotTurn,
+    ClaimLost,
     Driver,
     bot_forfeit,
     bot_move_key,
@@ -81,7 +82,7 @@ def http_turn_play(turn: BotTurn, driver: Driver) -> int:
     if driver.pool and driver.claimed:
         # The driver's own claim: the dispatch moves it on to this ply in its transaction.
         driver.handed_off = True
-        if call_dispatch(call, renew=True):
+        if call_dispatch(call, renew=True, must_hold=driver.claim_unchecked):
             driver.calling_owner = call["owner_id"]
         return 0
     if not lease_claim(turn, driver, hold_for=_call_hold(call, pooled=driver.pool)):
@@ -140,13 +141,14 @@ def _call_hold(call: dict, *, pooled: bool) -> float:
     return call["time_limit"] + LEASE_GRACE
 
 
-def call_dispatch(call: dict, *, renew: bool = False) -> bool:
+def call_dispatch(call: dict, *, renew: bool = False, must_hold: bool = False) -> bool:
     """Queue the call on the I/O pool, if its owner has calls to spare; else look again in
     ``SHARE_RETRY`` seconds. Nothing is sent when the match's claim is no longer the
     call's (the match moved on, or another driver took it after the claim lapsed). With
     ``renew``, the call's driver holds the claim from an earlier ply, and it is moved on
     to the call's ply here. Return whether the call was queued (and so counts against its
-    owner's share until its answer is played)."""
+    owner's share until its answer is played); with ``must_hold``, raise ClaimLost instead
+    of returning when the claim is no longer the call's."""
     from bots.tasks import bot_call, bot_call_dispatch
 
     now = timezone.now()
@@ -181,6 +183,8 @@ def call_dispatch(call: dict, *, renew: bool = False) -> bool:
     if not kept:
         if allowed:
             share_release(call)
+        if must_hold:
+            raise ClaimLost(call["match_id"])
         return False
     if allowed:
         call = {**call, "send_by": time.time() + settings.BOTS_CALL_SEND_WITHIN}
@@ -290,10 +294,11 @@ def answer_play(call: dict, answer: dict) -> bool:
     return answer_play_on(call, answer)[0] is not None
 
 
-def answer_play_on(call: dict, answer: dict, *, play_on=None):
+def answer_play_on(call: dict, answer: dict, *, play_on: bool = False):
     """``answer_play``; return the match as the move left it (None when no move was made)
-    and what ``play_on(match)`` returned, called in the move's own transaction: the pool
-    plays on there, so that the next call's claim moves on with the move, in one commit."""
+    and, with ``play_on``, the driver that played on in the move's own transaction
+    (``bots.driver.http_turns_play``): the pool plays on there, so that the next call's
+    claim moves on with the move, in one commit."""
     from games import errors as match_errors
 
     if answer.get("late"):
@@ -313,24 +318,30 @@ def answer_play_on(call: dict, answer: dict, *, play_on=None):
     except TURN_GONE:
         lease_release(call["match_id"], call["holder"])
         return None, None
+    except ClaimLost:
+        return None, None
     if match is not None:
         answer_recovered(call)
     return match, played
 
 
-def move_record(call: dict, answer: dict, *, play_on=None):
+def move_record(call: dict, answer: dict, *, play_on: bool = False):
     """Append the move of a good answer (no fault, not late) to its match, inside the
-    caller's transaction, and call ``play_on(match)``; return the match and what
-    ``play_on`` returned, or (None, None) when the call no longer holds the match's claim
-    (nothing is written then).
+    caller's transaction; with ``play_on``, play on there (``http_turns_play``). Return
+    the match and the driver that played on (None without ``play_on``), or (None, None)
+    when the call no longer holds the match's claim (nothing is written then).
 
-    Raise IllegalMoveError or one of TURN_GONE, having written nothing that the caller's
-    rollback would not undo: the caller forfeits or lets go (``answer_fault_record``,
-    ``lease_release``) after that rollback.
+    Raise IllegalMoveError, one of TURN_GONE, or (with ``play_on``) ClaimLost, having
+    written nothing that the caller's rollback would not undo: the caller forfeits or lets
+    go (``answer_fault_record``, ``lease_release``) after that rollback.
     """
+    from bots.driver import http_turns_play
     from games.play import ArenaMove, match_moves_append
 
-    if not _call_end(call):
+    # Playing on, the claim's own write (moved on to the next call, or let go) checks that
+    # the call still holds it, one round trip less than checking first; that write comes
+    # after the match's row is locked, so the claim cannot change hands in between.
+    if not play_on and not _call_end(call):
         return None, None
     move = ArenaMove(
         seat=call["seat"],
@@ -345,7 +356,9 @@ def move_record(call: dict, answer: dict, *, play_on=None):
     match = match_moves_append(
         match_id=call["match_id"], ply=call["ply"], moves=[move], savepoint=False
     )
-    return match, None if play_on is None else play_on(match)
+    if not play_on:
+        return match, None
+    return match, http_turns_play(match=match, holder=call["holder"])
 
 
 def answer_fault_record(call: dict, code: str, detail: str) -> None:

@@ -107,9 +107,19 @@ def http_turns_play(*, match: Any, holder: str) -> Driver:
     at a built-in bot's. Return the driver: whether a built-in bot is to move
     (``builtin_next``: a CPU worker plays it, ``bots.tasks.play_bot_turns``), and the
     owner of the call handed to the pool (``calling_owner``). ``match`` is the row as the
-    answer's move left it (``games.play.match_moves_append``). Call it outside any
-    transaction."""
-    return _play(match.pk, max_moves=None, pool=True, holder=holder, builtin=False, match=match)
+    answer's move left it (``games.play.match_moves_append``).
+
+    Call it in the transaction of that move, whose claim has not been checked yet: the
+    claim's last write here (moved on to the next call, or let go) must find it held by
+    ``holder``, else ClaimLost is raised, so that the caller's rollback undoes the move.
+    """
+    driver = Driver(holder=holder, claimed=True, builtin=False, match=match, claim_unchecked=True)
+    return _drive(driver, match.pk, max_moves=None, pool=True)
+
+
+class ClaimLost(Exception):
+    """The match's claim is no longer the driver's (it lapsed and another driver took it):
+    what the driver did in this transaction must be undone."""
 
 
 def _play(
@@ -121,18 +131,23 @@ def _play(
     builtin: bool = True,
     match: Any = None,
 ) -> Driver:
-    # bots.calls builds on this module: imported here, not at the top.
-    from bots import calls
-
     driver = Driver(
         holder=holder or secrets.token_hex(16), claimed=bool(holder), builtin=builtin, match=match
     )
+    return _drive(driver, match_id, max_moves=max_moves, pool=pool)
+
+
+def _drive(driver: Driver, match_id: int, *, max_moves: int | None, pool: bool) -> Driver:
+    # bots.calls builds on this module: imported here, not at the top.
+    from bots import calls
+
     driver.pool = pool and calls.pool_enabled()
     playing = _PLAYING.get()
     if match_id in playing:
         return driver
     token = _PLAYING.set(playing | {match_id})
     played = 0
+    stopped = False
     try:
         while max_moves is None or played < max_moves:
             limit = None if max_moves is None else max_moves - played
@@ -140,12 +155,15 @@ def _play(
             if not moved:
                 break
             played += moved
+        stopped = True
     finally:
         _PLAYING.reset(token)
         driver.played = played
         # A call handed to the I/O pool keeps the claim: its answer plays on with it.
         if driver.claimed and not driver.handed_off:
-            lease_release(match_id, driver.holder)
+            released = lease_release(match_id, driver.holder)
+            if stopped and driver.claim_unchecked and not released:
+                raise ClaimLost(match_id)
     return driver
 
 
@@ -170,6 +188,9 @@ class Driver:
     builtin_next: bool = False
     # The match's row as the caller left it, read instead of the database at the first step.
     match: Any = None
+    # Whether the claim, though the driver's own, has yet to be found held in this
+    # transaction (``http_turns_play``).
+    claim_unchecked: bool = False
 
 
 def _bot_turns_step(match_id: int, driver: Driver, *, limit: int | None) -> int:
@@ -394,12 +415,14 @@ def lease_claim(
     return True
 
 
-def lease_release(match_id: int, holder: str) -> None:
-    """Let go of the match, if ``holder`` holds it, so the next driver need not wait."""
+def lease_release(match_id: int, holder: str) -> bool:
+    """Let go of the match, if ``holder`` holds it, so the next driver need not wait;
+    return whether it held it."""
     # Inside the pool's transaction of an answer, a savepoint would cost two round trips
     # and spare nothing: an error here undoes that transaction all the same.
     with transaction.atomic(savepoint=False):
-        BotTurnLease.objects.filter(match_id=match_id, holder=holder).delete()
+        deleted, _ = BotTurnLease.objects.filter(match_id=match_id, holder=holder).delete()
+    return bool(deleted)
 
 
 def _bot_forfeit(turn: BotTurn, *, code: str, detail: str) -> None:

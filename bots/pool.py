@@ -194,20 +194,11 @@ def answers_record(answers: list[tuple[dict, dict]]) -> None:
 def _moves_record(moves: list[tuple[dict, dict]]) -> bool:
     """Append the moves of these good answers in one transaction and play on; return
     False, with nothing written, if any of it failed."""
-    from bots import driver
-
     outcomes = []
     try:
         with transaction.atomic():
             for call, answer in moves:
-                outcomes.append(
-                    move_record(
-                        call, answer,
-                        play_on=lambda match, c=call: driver.http_turns_play(
-                            match=match, holder=c["holder"]
-                        ),
-                    )
-                )  # fmt: skip
+                outcomes.append(move_record(call, answer, play_on=True))
     except Exception as exc:
         # Each answer is recorded again on its own, where the bad one is forfeited or let go.
         logger.info("bot calls: %s answers recorded one by one (%r)", len(moves), exc)
@@ -222,18 +213,13 @@ def answer_record(call: dict, answer: dict) -> None:
     turns; a built-in bot's turn goes to a CPU worker."""
     from django.db import close_old_connections
 
-    from bots import driver
-
     close_old_connections()
     if answer.get("late"):
         call_dispatch(call)
         return
     match = played = None
     try:
-        match, played = answer_play_on(
-            call, answer,
-            play_on=lambda match: driver.http_turns_play(match=match, holder=call["holder"]),
-        )  # fmt: skip
+        match, played = answer_play_on(call, answer, play_on=True)
     except Exception:
         # The claim lapses and the turn is taken up again (resume_abandoned_turns).
         logger.exception("recording the answer for match %s failed", call["match_id"])

@@ -11,6 +11,7 @@ import pytest
 from django.db import DatabaseError, connection
 
 from bots import calls, driver, pool
+from bots.models import BotTurnLease
 from games.models import Match, Move
 from tests.bots.arena_matches import new_match
 
@@ -53,11 +54,13 @@ def commits(monkeypatch) -> list[int]:
     return counted
 
 
-def matches_with_calls(user, http_bot_record, pooled: _Pool, count: int):
-    """Start ``count`` matches between two HTTP bots; return them and their first calls,
-    handed to the pool (never sent: the test answers for the bots)."""
+def matches_with_calls(user, http_bot_record, pooled: _Pool, count: int, opponent=None):
+    """Start ``count`` matches between two HTTP bots (or one and ``opponent``); return
+    them and their first calls, handed to the pool (never sent: the test answers for the
+    bots)."""
     url = "http://127.0.0.1:9/move"
-    one, other = http_bot_record(url, "one"), http_bot_record(url, "other")
+    one = http_bot_record(url, "one")
+    other = opponent or http_bot_record(url, "other")
     matches = [new_match(user, [one, other], time_limit=30.0) for _ in range(count)]
     for match in matches:
         driver.bot_turns_play(match_id=match.pk, pool=True)
@@ -78,6 +81,11 @@ def good(call: dict) -> dict:
 
 def moves_at_first_ply(matches) -> dict[int, int]:
     return {m.pk: Move.objects.filter(match=m, ply=0).count() for m in matches}
+
+
+def moves_at_call(calls: list[dict]) -> dict[int, int]:
+    return {c["match_id"]: Move.objects.filter(match_id=c["match_id"], ply=c["ply"]).count()
+            for c in calls}  # fmt: skip
 
 
 def test_answers_that_came_at_once_are_recorded_with_one_commit(
@@ -142,3 +150,31 @@ def test_answers_whose_common_commit_failed_are_each_recorded_once(
     assert sorted((c["match_id"], c["ply"]) for c in pooled.calls) == sorted(
         (m.pk, 1) for m in matches
     )
+
+
+def test_an_answer_whose_claim_another_driver_took_meanwhile_is_not_recorded(
+    user, http_bot_record, pooled
+):
+    matches, first = matches_with_calls(user, http_bot_record, pooled, 2)
+    taken, kept = first
+    # The claim lapsed while the answer waited, and another driver took the match.
+    BotTurnLease.objects.filter(match_id=taken["match_id"]).update(holder="another-driver")
+
+    pool.answers_record([(call, good(call)) for call in first])
+
+    assert moves_at_first_ply(matches) == {taken["match_id"]: 0, kept["match_id"]: 1}
+    assert BotTurnLease.objects.get(match_id=taken["match_id"]).holder == "another-driver"
+    assert [c["match_id"] for c in pooled.calls] == [kept["match_id"]]
+
+
+def test_an_answer_before_a_built_in_turn_whose_claim_was_taken_is_not_recorded(
+    user, http_bot_record, pooled, builtin
+):
+    matches, first = matches_with_calls(user, http_bot_record, pooled, 2, builtin["random"])
+    taken, kept = first
+    BotTurnLease.objects.filter(match_id=taken["match_id"]).update(holder="another-driver")
+
+    pool.answers_record([(call, good(call)) for call in first])
+
+    assert moves_at_call(first) == {taken["match_id"]: 0, kept["match_id"]: 1}
+    assert BotTurnLease.objects.get(match_id=taken["match_id"]).holder == "another-driver"
