@@ -156,7 +156,9 @@ def match_moves_append(
         raise InvalidMatchRequest("no moves to append")
     with transaction.atomic(savepoint=savepoint):
         # A state kept from this process's last moves spares reading the snapshot.
-        match = match_row(match_id, for_update=True, snapshot=not match_state_known(match_id))
+        match = match_row(
+            match_id, for_update=True, snapshot_unless_at=match_state_known(match_id)
+        )
         if match is None:
             raise Match.DoesNotExist(f"No match {match_id}.")
         if match.status != Match.Status.ACTIVE:

@@ -24,13 +24,16 @@ _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 _MATCH = RowQuery(Match, "WHERE {table}.id = %s")
 _MATCH_FOR_UPDATE = RowQuery(Match, "WHERE {table}.id = %s", for_update=True)
-# The same without the snapshot (deferred: read with a query of its own if used), for a
-# match whose state this process keeps (``games.selectors.match_state_known``).
-_MATCH_FOR_UPDATE_LEAN = RowQuery(
+# The same with the snapshot only when the row is not at a given ply: for a match whose
+# state at that ply this process keeps (``games.selectors.match_state_known``).
+_MATCH_FOR_UPDATE_UNLESS_AT = RowQuery(
     Match,
     "WHERE {table}.id = %s",
     for_update=True,
     only=tuple(f.attname for f in Match._meta.concrete_fields if f.name != "snapshot"),
+    annotations={
+        "_snapshot_sent": 'CASE WHEN {table}."ply" = %s THEN NULL ELSE {table}."snapshot" END'
+    },
 )
 
 
@@ -47,16 +50,30 @@ def _qn(name: str) -> str:
     return connections[DEFAULT_DB_ALIAS].ops.quote_name(name)
 
 
-def match_row(match_id: int, *, for_update: bool = False, snapshot: bool = True) -> Match | None:
-    """Return the match with every column, or None; ``for_update`` locks its row, and
-    without ``snapshot`` (with ``for_update`` only) that column is deferred.
+def match_row(
+    match_id: int, *, for_update: bool = False, snapshot_unless_at: int | None = None
+) -> Match | None:
+    """Return the match with every column, or None; ``for_update`` locks its row.
+
+    With ``snapshot_unless_at`` (and ``for_update``), the snapshot is left out (deferred:
+    read by a query of its own if used) when the row is at that ply, and read with the
+    rest otherwise: one round trip either way.
 
     ``for_update`` must be used inside a transaction. On SQLite, which has no row locks,
     the settings' ``BEGIN IMMEDIATE`` already holds the database's write lock.
     """
-    if for_update:
-        return (_MATCH_FOR_UPDATE if snapshot else _MATCH_FOR_UPDATE_LEAN).one([match_id])
-    return _MATCH.one([match_id])
+    if not for_update:
+        return _MATCH.one([match_id])
+    if snapshot_unless_at is None:
+        return _MATCH_FOR_UPDATE.one([match_id])
+    match = _MATCH_FOR_UPDATE_UNLESS_AT.one([snapshot_unless_at, match_id])
+    if match is not None:
+        sent = match.__dict__.pop("_snapshot_sent")
+        if sent is not None:
+            field = Match._meta.get_field("snapshot")
+            connection = connections[DEFAULT_DB_ALIAS]
+            match.snapshot = field.from_db_value(sent, None, connection)
+    return match
 
 
 def match_progress(match_id: int) -> tuple[int, str, int | None] | None:

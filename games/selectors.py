@@ -179,7 +179,7 @@ def _state_remember(entry: tuple) -> None:
         return
     with _STATES_LOCK:
         kept = _STATES.get(match_id)
-        if kept is not None and kept[1] > ply:
+        if kept is not None and kept[0] == created_at and kept[1] > ply:
             return
         _STATES[match_id] = (created_at, ply, state)
         _STATES.move_to_end(match_id)
@@ -187,11 +187,12 @@ def _state_remember(entry: tuple) -> None:
             _STATES.popitem(last=False)
 
 
-def match_state_known(match_id: int) -> bool:
-    """Return whether this process keeps a state of the match (so that its next locked
-    read may leave the snapshot out: ``games.rows.match_row``)."""
+def match_state_known(match_id: int) -> int | None:
+    """Return the ply at which this process keeps the match's state, or None (so that its
+    next locked read may leave the snapshot out at that ply: ``games.rows.match_row``)."""
     with _STATES_LOCK:
-        return match_id in _STATES
+        kept = _STATES.get(match_id)
+    return None if kept is None else kept[1]
 
 
 def _state_known(match: Match):
