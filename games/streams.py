@@ -263,7 +263,7 @@ async def _match_events(plan: StreamPlan, lease: Lease | Uncounted) -> AsyncIter
                 yield chunk
             if ended or not in_async_server.get():
                 return  # a WSGI server (or the test client) cannot hold it: what is there now
-            while not await waiter.wait(settings.LIVE_KEEPALIVE):
+            while not await waiter.wait(settings.LIVE_KEEPALIVE, shared_timer=True):
                 yield keep_alive(media)  # nothing changed: nothing to read
             messages = waiter.take()
             hint = None
@@ -378,7 +378,7 @@ async def _account_events(plan: StreamPlan, lease: Lease | Uncounted) -> AsyncIt
                 yield chunk
             if not in_async_server.get():
                 return  # as a match's stream under a WSGI server
-            while not await waiter.wait(settings.LIVE_KEEPALIVE):
+            while not await waiter.wait(settings.LIVE_KEEPALIVE, shared_timer=True):
                 yield keep_alive(media)  # nothing changed: nothing to read
             messages = waiter.take()
             if waiter.overflowed:  # messages were lost: look at every match again
