@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--spectators", type=int, default=20, help="production: SSE clients")
     parser.add_argument("--redis-db", type=int, default=11, help="production: flushed, and -1")
+    parser.add_argument("--clients", type=int, default=2, help="production: client bots")
     args = parser.parse_args(argv)
     var_dir = (args.var_dir or Path(tempfile.mkdtemp(prefix="cardserver-soak-"))).resolve()
     var_dir.mkdir(parents=True, exist_ok=True)
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
         soak = ProductionSoak(
             var_dir, args.port, args.bots, log, spectators=args.spectators,
-            redis_db=args.redis_db,
+            redis_db=args.redis_db, clients=args.clients,
         )  # fmt: skip
     else:
         soak = Soak(var_dir, args.port, args.bots, log)

@@ -12,7 +12,10 @@ HTTP bots of ``--bots`` users beside the built-in players, as ``--shape embedded
 
 On top of the embedded soak's figures it follows live play as clients would:
 ``--spectators`` Server-Sent-Events streams, each following one active ladder match from
-its state to its end, then another; and each bot owner's account stream, held open for
+its state to its end, then another; ``--clients`` client bots run by the kit's client
+(``bots.kit.client``: the account stream, moves by the API), each kept in a match against
+a built-in player by its owner (a match without a move for a minute is a fault); and each
+HTTP bot owner's account stream, held open for
 the whole soak (``account_opens`` counts its openings: more than one each means the
 server ended it; an HTTP bot's owner holds no seat, so its events are few). A spectator
 counts as a stream fault any ``move`` whose ply is not the one after the last, and a
@@ -41,24 +44,34 @@ import httpx
 from benchmarks.compose import COMPOSE, compose_shell, image_command, service_environment
 from benchmarks.harness import POSTGRES, REDIS, scratch_database
 from benchmarks.soak import BASE_DIR, Soak, _tail
+from games.engine.info import EndReason
 
 # The Celery queues of compose's workers, whose lengths show a backlog.
 QUEUES = ("celery", "bot-calls")
 BOT_CALLS_PROCESSES = 2
+# A client bot's time a move in its matches, and how long such a match may go without a
+# move: a turn the client was not told of ends in a forfeit on time, itself a fault.
+CLIENT_MOVE_LIMIT = 30.0
+CLIENT_STALL = 45.0
+# How deals end by the rules; any other end of a client's match (a forfeit) is a fault.
+ENGINE_END_REASONS = frozenset(EndReason)
 
 
 class ProductionSoak(Soak):
     def __init__(
-        self, var_dir: Path, port: int, bots: int, log: Path, *, spectators: int, redis_db: int
-    ) -> None:
+        self, var_dir: Path, port: int, bots: int, log: Path, *, spectators: int, redis_db: int,
+        clients: int,
+    ) -> None:  # fmt: skip
         super().__init__(var_dir, port, bots, log)
+        self.client_count = clients
+        self.clients: dict[str, dict] = {}
         self.redis_db = redis_db
         self.broker_url = f"{REDIS}/{redis_db}"
         self.spectator_count = spectators
         self.arena: dict[str, subprocess.Popen] = {}
         self.streams = {
             "followed": 0, "ended": 0, "moves": 0, "reconnects": 0, "refused": 0,
-            "account_opens": 0, "account_events": 0,
+            "account_opens": 0, "account_events": 0, "client_matches": 0,
             "faults": 0, "first_faults": [],
         }  # fmt: skip
         self._stop = threading.Event()
@@ -119,9 +132,43 @@ class ProductionSoak(Soak):
                 stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
 
+    def register_bots(self) -> None:
+        """The HTTP bots, then ``--clients`` client bots of users of their own, each run by
+        the kit's client (``bots.kit.client``: one account stream, moves by the API)."""
+        super().register_bots()
+        with httpx.Client(base_url=self.api, timeout=30) as http:
+            for index in range(self.client_count):
+                name = f"soak-client-{index}"
+                answer = http.post(
+                    "/accounts/signup/",
+                    json={
+                        "username": f"soakclient{index}",
+                        "password": f"passphrase-for-client-{index}-x7",
+                    },
+                )
+                answer.raise_for_status()
+                headers = {"Authorization": f"Token {answer.json()['token']}"}
+                answer = http.post(
+                    "/bots/", headers=headers,
+                    json={"name": name, "kind": "client", "games": ["durak", "volynshchik"]},
+                )  # fmt: skip
+                answer.raise_for_status()
+                self.clients[name] = {"owner": headers, "token": answer.json()["token"]}
+                self.start_client(name)
+
+    def start_client(self, name: str) -> None:
+        client = self.clients[name]
+        with (self.var_dir / f"{name}.log").open("a") as output:
+            client["process"] = subprocess.Popen(
+                [sys.executable, "-m", "bots.kit.client", "--server", f"http://127.0.0.1:{self.port}",
+                 "--token", client["token"], "--strategy", "greedy"],
+                cwd=BASE_DIR, env=self.environment, stdout=output, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+
     def stop(self) -> None:
         self._stop.set()
-        bots = [bot.get("process") for bot in self.bots.values()]
+        bots = [bot.get("process") for bot in [*self.bots.values(), *self.clients.values()]]
         # Web first, so that its streams end with their reconnect event; workers last.
         for process in [*bots, *self.arena.values()]:
             if process is not None and process.poll() is None:
@@ -149,12 +196,18 @@ class ProductionSoak(Soak):
                 self.crash(name, bot["process"].returncode, "")
                 self.restarts += 1
                 self.start_bot(name)
+        for name, client in self.clients.items():
+            if client["process"].poll() is not None:
+                self.crash(name, client["process"].returncode, _tail(self.var_dir / f"{name}.log"))
+                self.restarts += 1
+                self.start_client(name)
 
     # --- Figures ------------------------------------------------------------------------
 
     def sessions(self) -> dict[int, str]:
         sessions = {process.pid: name for name, process in self.arena.items()}
         sessions.update({bot["process"].pid: "bots" for bot in self.bots.values()})
+        sessions.update({client["process"].pid: "bots" for client in self.clients.values()})
         return sessions
 
     def kind(self, command: str, session: str, ppid: int) -> str | None:
@@ -193,6 +246,10 @@ class ProductionSoak(Soak):
             tasks += [
                 asyncio.create_task(self._account(http, bot["headers"]))
                 for bot in self.bots.values()
+            ]
+            tasks += [
+                asyncio.create_task(self._challenge(http, name, client["owner"]))
+                for name, client in self.clients.items()
             ]
             while not self._stop.is_set():
                 await asyncio.sleep(1)
@@ -265,6 +322,51 @@ class ProductionSoak(Soak):
                         return False, last
             self._fault(f"match {match_id}: the stream ended without end or reconnect")
             return False, last
+
+    async def _challenge(self, http: httpx.AsyncClient, name: str, owner: dict) -> None:
+        """Keep the client bot in one match against a built-in player at a time; a match
+        that makes no move for CLIENT_STALL seconds is a fault (the client was not told its
+        turn, or its move was lost)."""
+        while not self._stop.is_set():
+            seats = [{"bot": name}, {"bot": random.choice(("greedy", "random"))}]
+            game = random.choice(("durak", "volynshchik"))
+            try:
+                answer = await http.post(
+                    "/matches/",
+                    headers=owner,
+                    json={
+                        "game": game,
+                        "players": 2,
+                        "seats": seats,
+                        "move_time_limit": CLIENT_MOVE_LIMIT,
+                    },
+                )
+                if answer.status_code == 429:
+                    await asyncio.sleep(float(answer.headers.get("Retry-After", 5)))
+                    continue
+                answer.raise_for_status()
+                match_id = answer.json()["id"]
+                await self._played(http, match_id, owner)
+            except (httpx.HTTPError, ValueError, KeyError) as exc:
+                if not self._stop.is_set():
+                    self._fault(f"{name}: a match could not be made ({type(exc).__name__}: {exc})")
+                await asyncio.sleep(5)
+
+    async def _played(self, http: httpx.AsyncClient, match_id: int, owner: dict) -> None:
+        ply, moved = -1, time.monotonic()
+        while not self._stop.is_set():
+            await asyncio.sleep(2)
+            match = (await http.get(f"/matches/{match_id}/", headers=owner)).json()
+            if match["status"] in ("finished", "aborted"):
+                self.streams["client_matches"] += 1
+                if match.get("end_reason") not in ENGINE_END_REASONS:
+                    self._fault(f"client match {match_id} ended by {match.get('end_reason')}")
+                return
+            if match["ply"] != ply:
+                ply, moved = match["ply"], time.monotonic()
+            elif time.monotonic() - moved > CLIENT_STALL:
+                self._fault(f"client match {match_id}: no move for {CLIENT_STALL:g} s at {ply}")
+                return
 
     async def _account(self, http: httpx.AsyncClient, headers: dict) -> None:
         accept = {**headers, "Accept": "application/x-ndjson"}
