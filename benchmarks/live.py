@@ -27,7 +27,11 @@ caps on open streams and the rate limits off, raises this process's open-file li
     the server's CPU over S seconds while it holds the N streams and nothing else
     happens: the streams' own cost. With ``--settle S``, S seconds of play, unmeasured,
     after the streams open. With ``--gc-stats``, the server's garbage collections
-    during the play (``cardserver.gcstats``) and the commonest objects it holds.
+    during the play (``cardserver.gcstats``) and the commonest objects it holds. In the
+    JSON lines (``(a) {...}``), what the "other work" was (``other_top``: the busiest
+    processes not the benchmark's; ``machine_cores``: user, system, softirq, steal,
+    idle), and the web processes' user and system CPU, minor faults per move and
+    context switches per second.
 (b) **wake-up latency**: ``--wake-streams`` SSE streams spread over ``--wake-matches``
     live matches; one client plays ``--wake-moves`` moves on them in turn, and for each
     move, the time from its 200 answer to the arrival of its event on every stream of
@@ -54,6 +58,7 @@ from benchmarks import harness
 from benchmarks.api import Server, _tokens, _username
 from benchmarks.api_load import Player, StdlibTransport, run_throughput
 from benchmarks.live_report import report
+from benchmarks.machine import busiest_since, every_process_cpu, machine_columns, process_counters
 from benchmarks.machine import own_cpu as _cpu
 from benchmarks.machine import processes_cpu as _process_cpu
 from benchmarks.stream_holder import HolderProcess, StreamHolder
@@ -191,9 +196,20 @@ def held_clients(server: Server, holder, n: int, *, players, accounts, matches,
     probe = threading.Thread(target=probe_games, args=(server.url, stop, latencies))
     gc0, holder_cpu0 = gc_totals(server, gc_dir), holder.cpu()
     probe.start()
+    ours = {os.getpid(), *_process_cpu(server.database), *_process_cpu(f"127.0.0.1:{server.port}")}
+    if getattr(holder, "process", None) is not None:
+        ours.add(holder.process.pid)
+    web_pids = list(_process_cpu(f"127.0.0.1:{server.port}"))
+    every0, columns0 = every_process_cpu(), machine_columns()
+    counters0, window0 = process_counters(web_pids), time.perf_counter()
     got = run_throughput(server.url, tokens, names, seconds, server)
+    window = time.perf_counter() - window0
+    counters1, columns1 = process_counters(web_pids), machine_columns()
+    others = busiest_since(every0, window, exclude=ours)
     stop.set()
     probe.join()
+    # Over the whole window (the players' start and end with it): per move, at its rate.
+    moves = max(1.0, got["moves_per_s"] * window)
     gc1, holder_cpu1 = gc_totals(server, gc_dir), holder.cpu()
     held, failed = holder.counts()
     holder.close()
@@ -215,6 +231,27 @@ def held_clients(server: Server, holder, n: int, *, players, accounts, matches,
         "holder_cores": (holder_cpu1 - holder_cpu0) / seconds if holder_cpu0 is not None else None,
         "server_cpu_ms_per_move": got["cpu_ms_per_move"]["gunicorn"],
         "other_cores": got["other_cores"],
+        # What the other work was: the busiest processes not the benchmark's (its server,
+        # its database's backends, its players, its holder), and the machine's time in
+        # the kernel's softirqs and stolen by the host (no process's).
+        "other_top": others,
+        "machine_cores": {
+            kind: round((columns1[kind] - columns0[kind]) / window, 3)
+            for kind in ("user", "system", "softirq", "steal", "idle")
+        },
+        # The web processes during the play: user and kernel CPU per move, minor page
+        # faults per move, and switches per second (involuntary: preempted for a core).
+        "server_per_move": {
+            "user_ms": round(1000 * (counters1["user"] - counters0["user"]) / moves, 3),
+            "system_ms": round(1000 * (counters1["system"] - counters0["system"]) / moves, 3),
+            "minor_faults": round(
+                (counters1["minor_faults"] - counters0["minor_faults"]) / moves, 1
+            ),
+        },
+        "server_switches_per_s": {
+            kind: round((counters1[kind] - counters0[kind]) / window)
+            for kind in ("voluntary", "involuntary")
+        },
         "load": os.getloadavg()[0],
         "gc": gc_since(gc0, gc1),
         "census": objects,

@@ -92,3 +92,71 @@ def cpu_since(before: dict[int, float], match: str) -> float:
     """
     now = processes_cpu(match)
     return sum(cpu - before.get(pid, 0.0) for pid, cpu in now.items())
+
+
+def every_process_cpu() -> dict[int, tuple[str, float]]:
+    """Return ``{pid: (command name, CPU seconds so far)}`` of every process on the machine."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            name, fields = (entry / "stat").read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        fields = fields.split()
+        cpu = (int(fields[11]) + int(fields[12])) / _TICKS
+        found[int(entry.name)] = (name.split("(", 1)[1], cpu)
+    return found
+
+
+def busiest_since(before: dict[int, tuple[str, float]], seconds: float, *, exclude: set[int],
+                  top: int = 5) -> list[tuple[str, float]]:  # fmt: skip
+    """Return the ``top`` command names by cores used since ``before``, ``exclude`` left out.
+
+    What "other work" was: another session's tests, PostgreSQL's background writers,
+    Redis, the kernel's threads.
+    """
+    cores: dict[str, float] = {}
+    for pid, (name, cpu) in every_process_cpu().items():
+        if pid in exclude:
+            continue
+        used = cpu - before.get(pid, (name, 0.0))[1]
+        if used > 0:
+            cores[name] = cores.get(name, 0.0) + used / seconds
+    return sorted(((n, round(c, 3)) for n, c in cores.items()), key=lambda x: -x[1])[:top]
+
+
+_STAT_COLUMNS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def machine_columns() -> dict[str, float]:
+    """Return the machine's CPU seconds so far by kind (/proc/stat: user, system, softirq,
+    steal...): time in softirq or stolen by the host is no process's."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    return {name: int(value) / _TICKS for name, value in zip(_STAT_COLUMNS, fields, strict=False)}
+
+
+def process_counters(pids) -> dict[str, float]:
+    """Sum, over ``pids``, of user and system CPU seconds, minor page faults and context
+    switches (voluntary, and involuntary: preempted, waiting for a core)."""
+    total = {"user": 0.0, "system": 0.0, "minor_faults": 0, "voluntary": 0, "involuntary": 0}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            # A process's switches are its threads' (its own status counts its first only).
+            lines = [
+                line
+                for task in Path(f"/proc/{pid}/task").iterdir()
+                for line in (task / "status").read_text().splitlines()
+                if "ctxt_switches:" in line
+            ]
+        except OSError:
+            continue
+        total["user"] += int(fields[11]) / _TICKS
+        total["system"] += int(fields[12]) / _TICKS
+        total["minor_faults"] += int(fields[7])
+        for line in lines:
+            kind, count = line.split(":")
+            total["involuntary" if kind.startswith("non") else "voluntary"] += int(count)
+    return total

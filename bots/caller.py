@@ -143,7 +143,7 @@ class AsyncBotCaller:
         """
         started = time.monotonic()
         try:
-            data = await self._call(url, secret, payload, time_limit)
+            data, arrived = await self._call(url, secret, payload, time_limit)
             move = _read_move(data, payload.get("legal_moves"))
         except _Refused as refused:
             return BotAnswer(
@@ -157,7 +157,8 @@ class AsyncBotCaller:
                 detail="the answer is nested too deeply",
                 elapsed=time.monotonic() - started,
             )
-        return BotAnswer(move=move, elapsed=time.monotonic() - started)
+        # The bot's time ends when its answer arrived, not when the loop got to it.
+        return BotAnswer(move=move, elapsed=arrived - started)
 
     async def ping(
         self, url: str, secret: str, time_limit: float = DEFAULT_TIME_LIMIT
@@ -165,7 +166,7 @@ class AsyncBotCaller:
         """Send a health check; the answer is ok when the bot says ``{"pong": true}``."""
         started = time.monotonic()
         try:
-            data = await self._call(url, secret, build_ping(), time_limit)
+            data, _arrived = await self._call(url, secret, build_ping(), time_limit)
             if data.get("pong") is not True:
                 raise _Refused(Fault.MALFORMED_RESPONSE, 'a ping is answered {"pong": true}')
         except _Refused as refused:
@@ -180,8 +181,9 @@ class AsyncBotCaller:
 
     async def _call(
         self, url: str, secret: str, payload: Mapping[str, Any], time_limit: float
-    ) -> dict:
-        """Return the bot's JSON object; raise _Refused with the fault otherwise."""
+    ) -> tuple[dict, float]:
+        """Return the bot's JSON object and when it arrived (time.monotonic()); raise
+        _Refused with the fault otherwise."""
         if time_limit <= 0:
             raise ValueError("time_limit must be positive")
         body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
@@ -203,7 +205,7 @@ class AsyncBotCaller:
 
     async def _send_with_retry(
         self, client: BotConnections, request: bytes, deadline: float
-    ) -> dict:
+    ) -> tuple[dict, float]:
         # One retry, and only when no connection was made: the bot cannot have seen the
         # request. A timeout or a bad answer is the bot's, and is never retried.
         for attempt in (1, 2):
@@ -221,7 +223,7 @@ class AsyncBotCaller:
                 raise _Refused(Fault.RESPONSE_TOO_LARGE, str(exc)) from None
             except UnsafeBotURL as exc:
                 raise _Refused(Fault.UNSAFE_URL, exc.reason) from None
-            return _parse_answer(_checked_body(answer, self.max_response_bytes))
+            return _parse_answer(_checked_body(answer, self.max_response_bytes)), answer.arrived
         raise AssertionError("unreachable")  # pragma: no cover
 
 

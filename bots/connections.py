@@ -32,6 +32,7 @@ from urllib.parse import quote, urlsplit
 
 import httptools
 
+from bots.arrival import stamps_enable, unread_take
 from bots.urlsafety import UnsafeBotURL, literal_address, parse_bot_url, resolve_host
 
 # Bytes of an answer's status line and headers at most (h11's bound, which the caller had).
@@ -59,11 +60,12 @@ class TooLarge(Exception):
 class Answer:
     """An answer's status and headers (names in lower case); its body, or None when it
     was not read (not 2xx, compressed, or announced longer than the limit: the caller
-    refuses it from the head alone)."""
+    refuses it from the head alone); and when its last bytes arrived (time.monotonic())."""
 
     status: int
     headers: dict[str, str]
     body: bytes | None
+    arrived: float = 0.0
 
 
 def reads_body(status: int, headers: dict[str, str], limit: int) -> bool:
@@ -94,6 +96,10 @@ class _Connection(asyncio.Protocol):
         self._reading = False
         self._done = False
         self._fault: Exception | None = None
+        # When the bytes being read arrived, if not just now (read by ``expire``).
+        self._arrived: float | None = None
+        # Whether the kernel stamps the socket's segments (plain TCP on Linux).
+        self._stamped = False
 
     # -- one exchange --------------------------------------------------------------------
 
@@ -101,10 +107,29 @@ class _Connection(asyncio.Protocol):
         self._waiter, self._limit = waiter, limit
         self._head, self._header_bytes, self._headers, self._status = 0, 0, {}, 0
         self._chunks, self._size, self._done, self._fault = [], 0, False, None
-        self._reading = False
+        self._reading, self._arrived = False, None
 
     def end(self) -> None:
         self._waiter = None
+
+    def expire(self, deadline: float) -> None:
+        """The call's timer: time the answer out, unless its bytes had all arrived by
+        ``deadline`` (time.monotonic()) and only the loop had not read them yet.
+
+        libuv runs due timers before it polls for I/O, so a loop that stalled (waiting for
+        the GIL behind the recording threads) past a deadline would otherwise count its own
+        stall against a bot that answered in time. The kernel's arrival stamps say when the
+        bytes came; a TLS connection's cannot be read past its transport, and is judged as
+        before, by the timer alone. The other way round, an answer that the loop read
+        after the deadline but before its timer ran (a stall just before the loop polled)
+        is taken as on time, its think time as read: nothing tells when it came."""
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return
+        if self._stamped:
+            self._read_arrived(deadline)
+        if not waiter.done():
+            waiter.set_exception(TimedOut("no answer within the time limit"))
 
     def _settle(self) -> None:
         waiter = self._waiter
@@ -117,7 +142,8 @@ class _Connection(asyncio.Protocol):
             body = b"".join(self._chunks) if self._reading else None
             if body is None:
                 self.reusable = False
-            waiter.set_result(Answer(self._status, self._headers, body))
+            arrived = self._arrived if self._arrived is not None else time.monotonic()
+            waiter.set_result(Answer(self._status, self._headers, body, arrived))
         else:
             return
         # A kept-alive connection waits for its next call without the answer's bytes: up
@@ -128,6 +154,28 @@ class _Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None and transport.get_extra_info("sslcontext") is None:
+            self._stamped = stamps_enable(sock)
+
+    def _read_arrived(self, deadline: float) -> None:
+        """Parse what waits unread in the socket as if the loop had read it when it
+        arrived, if that was by ``deadline``."""
+        unread = unread_take(
+            self.transport.get_extra_info("socket").fileno(), MAX_HEAD_BYTES + self._limit + 1
+        )
+        if unread is None:
+            return
+        if unread.arrived is None or unread.arrived > deadline:
+            # Late (or not stamped): the timer's judgement stands, and the connection,
+            # whose bytes were taken from its transport, is not used again.
+            self.reusable = False
+            return
+        self._arrived = unread.arrived
+        if unread.data:
+            self.data_received(unread.data)
+        if unread.ended:
+            self.connection_lost(None)
 
     def data_received(self, data: bytes) -> None:
         if self._waiter is None or self._waiter.done() or self._done:
@@ -284,7 +332,7 @@ class BotConnections:
         waiter = loop.create_future()
         connection.start(waiter, limit)
         connection.transport.write(request)
-        timer = loop.call_later(max(deadline - time.monotonic(), 0.0), _expire, waiter)
+        timer = loop.call_later(max(deadline - time.monotonic(), 0.0), connection.expire, deadline)
         try:
             answer = await waiter
         except BaseException:
@@ -376,11 +424,6 @@ def _left(deadline: float) -> float:
     if left <= 0:
         raise TimedOut("the deadline passed")
     return left
-
-
-def _expire(waiter: asyncio.Future) -> None:
-    if not waiter.done():
-        waiter.set_exception(TimedOut("no answer within the time limit"))
 
 
 def _readable(transport: asyncio.BaseTransport) -> bool:

@@ -59,6 +59,7 @@ from django.urls import get_script_prefix, set_script_prefix
 from cardserver.logs import current_match_id, set_match_id
 from cardserver.serving import chain_signals, in_async_server, on_shutdown
 from games.events import MatchChanged, match_changed_subscribe, match_changed_unsubscribe
+from games.live_timer import SharedTimer, wake
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +175,7 @@ class Waiter:
             self.overflowed = True
         else:
             self.inbox.append(message)
-        _wake(self._woken)
+        wake(self._woken)
 
     def take(self) -> list[dict]:
         messages = list(self.inbox)
@@ -198,26 +199,33 @@ class Waiter:
                 return
             await self.wait(remaining)
 
-    async def wait(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for a message; return whether one came."""
+    async def wait(self, timeout: float, *, shared_timer: bool = False) -> bool:
+        """Wait up to ``timeout`` seconds for a message; return whether one came.
+
+        With ``shared_timer`` (a stream's keep-alive wait), the wait may last up to
+        ``live_timer.KEEPALIVE_SLACK`` seconds longer: it costs no timer of its own, and
+        the hub's ``SharedTimer`` ends the waits due together, in one turn of the loop.
+        """
         if not (self.inbox or self.overflowed or self.hub.closing):
             woken = self._woken = self.hub.loop.create_future()
-            timer = self.hub.loop.call_later(timeout, _wake, woken)
+            if shared_timer:
+                self.hub.timer.sleep(self, timeout, woken)
+                timer = None
+            else:
+                timer = self.hub.loop.call_later(timeout, wake, woken)
             try:
                 await woken
             finally:
-                timer.cancel()
+                if timer is None:
+                    self.hub.timer.unsleep(self, timeout)
+                else:
+                    timer.cancel()
                 self._woken = None
         return bool(self.inbox or self.overflowed or self.hub.closing)
 
     def close(self) -> None:
         for key in list(self.keys):
             self.remove_key(key)
-
-
-def _wake(woken: asyncio.Future | None) -> None:
-    if woken is not None and not woken.done():
-        woken.set_result(None)
 
 
 class Hub:
@@ -235,6 +243,7 @@ class Hub:
         self._task = loop.create_task(self.redis.listen() if self.redis else self._poll())
         self._seen: dict[int, tuple] = {}
         self._max_id: int | None = None
+        self.timer = SharedTimer(loop)
 
     # Delivery, in the loop.
 

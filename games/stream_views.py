@@ -116,7 +116,7 @@ class MatchStreamView(MatchErrorsMixin, APIView):
             "stops (connect again). Every event's `id` is the ply it shows: a client that "
             "reconnects with `Last-Event-ID` (or `?after_ply=`) gets every move it missed, "
             "once. Idle streams get a keep-alive (an SSE comment, or an empty NDJSON line) "
-            "every 20 s.\n\n"
+            "every 20 to 21 s.\n\n"
             "`text/event-stream` by default (a browser's `EventSource`); "
             "`Accept: application/x-ndjson` gives one JSON object per line, "
             '`{"event": ..., "id": ..., "data": {...}}`. Opening counts once against the '

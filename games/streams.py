@@ -38,7 +38,7 @@ from games.api import my_seat
 from games.models import Match, Move
 from games.rows import match_progress, match_row
 from games.selectors import seats_of
-from games.stream_caps import Lease, stream_lease
+from games.stream_caps import UNCOUNTED, Lease, Uncounted, capped, stream_lease
 
 SSE = "text/event-stream"
 NDJSON = "application/x-ndjson"
@@ -204,8 +204,15 @@ def _match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list,
     return events, now, ended
 
 
+async def lease_for(plan: StreamPlan) -> Lease | Uncounted | HttpResponse:
+    """The stream's place under the caps: off the loop when counted (Redis), else at once."""
+    if not capped(plan):
+        return UNCOUNTED
+    return await live.run_sync(stream_lease, plan)
+
+
 async def run_match_stream(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
-    lease = await live.run_sync(stream_lease, plan)
+    lease = await lease_for(plan)
     if isinstance(lease, HttpResponse):
         return lease
     return stream_response(plan.media_type, _match_events(plan, lease))
@@ -230,7 +237,7 @@ async def _shared_public_batch(plan: StreamPlan, since, hint) -> tuple[list, tup
     return await asyncio.shield(reading)
 
 
-async def _match_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes]:
+async def _match_events(plan: StreamPlan, lease: Lease | Uncounted) -> AsyncIterator[bytes]:
     hub = live.hub()
     waiter = hub.waiter([live.match_key(plan.match_id)])  # before the first read
     media = plan.media_type
@@ -256,7 +263,7 @@ async def _match_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes]:
                 yield chunk
             if ended or not in_async_server.get():
                 return  # a WSGI server (or the test client) cannot hold it: what is there now
-            while not await waiter.wait(settings.LIVE_KEEPALIVE):
+            while not await waiter.wait(settings.LIVE_KEEPALIVE, shared_timer=True):
                 yield keep_alive(media)  # nothing changed: nothing to read
             messages = waiter.take()
             hint = None
@@ -345,13 +352,13 @@ def account_batch(user, messages: list[dict] | None, known: dict) -> list[tuple[
 
 
 async def run_account_stream(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
-    lease = await live.run_sync(stream_lease, plan)
+    lease = await lease_for(plan)
     if isinstance(lease, HttpResponse):
         return lease
     return stream_response(plan.media_type, _account_events(plan, lease))
 
 
-async def _account_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes]:
+async def _account_events(plan: StreamPlan, lease: Lease | Uncounted) -> AsyncIterator[bytes]:
     hub = live.hub()
     waiter = hub.waiter([live.account_key(plan.user.pk)])  # before the first read
     media = plan.media_type
@@ -371,7 +378,7 @@ async def _account_events(plan: StreamPlan, lease: Lease) -> AsyncIterator[bytes
                 yield chunk
             if not in_async_server.get():
                 return  # as a match's stream under a WSGI server
-            while not await waiter.wait(settings.LIVE_KEEPALIVE):
+            while not await waiter.wait(settings.LIVE_KEEPALIVE, shared_timer=True):
                 yield keep_alive(media)  # nothing changed: nothing to read
             messages = waiter.take()
             if waiter.overflowed:  # messages were lost: look at every match again

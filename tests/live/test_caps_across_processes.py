@@ -103,3 +103,29 @@ def admitted(client: httpx.Client, path: str, token: str, count: int) -> bool:
             for _ in range(count)
         ]
         return all(answer.status_code == 200 for answer in answers)
+
+
+def test_streams_no_cap_applies_to_are_not_counted_in_redis(tmp_path, user_factory):
+    import redis
+    from django.conf import settings
+
+    from games.live import channel_prefix
+
+    user = user_factory(username="uncapped")
+    token = Token.objects.get_or_create(user=user)[0].key
+    match = start_match([user, user_factory(username="other")])
+    path = f"/api/v1/matches/{match.pk}/stream/"
+    counts = redis.Redis.from_url(settings.LIVE_PUBSUB_URL)
+    account_hash = f"{channel_prefix()}caps:account:{user.pk}"
+    with (
+        processes.web_process(
+            tmp_path / "uncapped", LIVE_MAX_STREAMS_PER_ACCOUNT="0", LIVE_MAX_STREAMS_PER_IP="0"
+        ) as (url, _),
+        httpx.Client(base_url=url, timeout=10) as client,
+        open_stream(client, path, token=token) as reader,
+    ):
+        assert reader.next()["event"] == "state"
+        # Counted, the stream would be a field of this hash (the caps' script, one round
+        # trip per opening, counts where the cap is 0 too).
+        assert not counts.exists(account_hash)
+    counts.close()

@@ -1,0 +1,49 @@
+"""Keep-alive waits share one timer per hub (``games.live_timer``), not one per stream."""
+
+from __future__ import annotations
+
+import asyncio
+
+from games import live
+
+
+async def _waiting(count: int, timeout: float, message_to: int | None = None):
+    """Start ``count`` keep-alive waits on a new hub; return the timers they added, their
+    answers, the seconds from before the first wait to the last answer, and the sleepers
+    left on the shared timer."""
+    loop = asyncio.get_running_loop()
+    hub = live.Hub(loop)
+    await asyncio.sleep(0)  # the hub's own task starts (and sleeps on a timer of its own)
+    before = len(loop._scheduled)
+    started = loop.time()
+    waiters = [hub.waiter([live.match_key(i)]) for i in range(count)]
+    waits = [asyncio.create_task(w.wait(timeout, shared_timer=True)) for w in waiters]
+    await asyncio.sleep(0)
+    timers = len(loop._scheduled) - before
+    if message_to is not None:
+        hub.deliver(live.match_key(message_to), {"match": message_to})
+    answers = await asyncio.gather(*waits)
+    took = loop.time() - started
+    left = hub.timer.sleeping()
+    hub._task.cancel()
+    return timers, answers, took, left
+
+
+def test_keep_alive_waits_of_a_hundred_waiters_add_one_timer_and_end_after_their_timeout(
+    settings,
+):
+    settings.LIVE_PUBSUB_URL = ""  # the embedded hub: no Redis needed
+    settings.LIVE_POLL_INTERVAL = 60  # and no poll of the database in the test
+    timers, answers, took, left = asyncio.run(_waiting(100, 0.2))
+    assert timers == 1  # one call_later per wait before: 100
+    assert answers == [False] * 100  # no message: each ends as a keep-alive
+    assert took >= 0.2
+    assert left == 0
+
+
+def test_a_message_ends_a_keep_alive_wait_and_the_shared_timer_forgets_it(settings):
+    settings.LIVE_PUBSUB_URL = ""
+    settings.LIVE_POLL_INTERVAL = 60
+    timers, answers, took, left = asyncio.run(_waiting(3, 0.3, message_to=1))
+    assert answers == [False, True, False]
+    assert left == 0
