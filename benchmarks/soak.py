@@ -3,6 +3,8 @@
     python -m benchmarks.soak --hours 2 [--port 8100] [--bots 3] [--var-dir DIR]
                               [--report-every 300] [--log soak.log]
 
+(``--shape production`` soaks docker/'s processes instead: ``benchmarks.soak_production``.)
+
 Runs ``scripts/run-dev`` (web server, Celery worker, beat; SQLite and the embedded
 broker in a fresh ``--var-dir``) with the ladder ticking every second, and ``--bots``
 HTTP bots (``bots.kit.serve``, greedy, random and strong in turn, on the ports after
@@ -54,10 +56,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--var-dir", type=Path, help="default: a new temporary folder")
     parser.add_argument("--report-every", type=float, default=300.0, help="seconds")
     parser.add_argument("--log", type=Path, help="default: <var-dir>/soak.log")
+    parser.add_argument(
+        "--shape", choices=("embedded", "production"), default="embedded",
+        help="make run's arena, or docker/'s processes (benchmarks.soak_production)",
+    )  # fmt: skip
+    parser.add_argument("--spectators", type=int, default=20, help="production: SSE clients")
+    parser.add_argument("--redis-db", type=int, default=11, help="production: flushed, and -1")
+    parser.add_argument("--clients", type=int, default=2, help="production: client bots")
     args = parser.parse_args(argv)
     var_dir = (args.var_dir or Path(tempfile.mkdtemp(prefix="cardserver-soak-"))).resolve()
     var_dir.mkdir(parents=True, exist_ok=True)
-    soak = Soak(var_dir, args.port, args.bots, args.log or var_dir / "soak.log")
+    log = args.log or var_dir / "soak.log"
+    if args.shape == "production":
+        from benchmarks.soak_production import ProductionSoak
+
+        soak = ProductionSoak(
+            var_dir, args.port, args.bots, log, spectators=args.spectators,
+            redis_db=args.redis_db, clients=args.clients,
+        )  # fmt: skip
+    else:
+        soak = Soak(var_dir, args.port, args.bots, log)
     return soak.run(args.hours * 3600, args.report_every)
 
 
@@ -189,10 +207,31 @@ class Soak:
 
     # --- Figures ------------------------------------------------------------------------
 
-    def processes(self) -> dict[str, list[tuple[int, float]]]:
-        """Return {kind: [(pid, RSS in MB)]} of the arena's processes."""
+    def sessions(self) -> dict[int, str]:
+        """Return {process group: what it is} of the arena's processes."""
         sessions = {self.run_dev.pid: "arena"}
         sessions.update({bot["process"].pid: "bots" for bot in self.bots.values()})
+        return sessions
+
+    def kind(self, command: str, session: str, ppid: int) -> str | None:
+        return _kind(command, session, ppid)
+
+    def log_lines(self) -> list[str]:
+        return _lines(self.run_dev_log)
+
+    def backlog(self) -> dict:
+        return {"broker_files": len(list((self.var_dir / "celery" / "queue").glob("*.msg")))}
+
+    def extra_report(self) -> dict:
+        return {}
+
+    def faults(self) -> int:
+        """Faults seen by the soak's own clients, which fail it like errors."""
+        return 0
+
+    def processes(self) -> dict[str, list[tuple[int, float]]]:
+        """Return {kind: [(pid, RSS in MB)]} of the arena's processes."""
+        sessions = self.sessions()
         found: dict[str, list[tuple[int, float]]] = {}
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -209,7 +248,7 @@ class Soak:
             rss = re.search(r"VmRSS:\s+(\d+) kB", status)
             if rss is None:
                 continue
-            kind = _kind(command, sessions[session], int(stat[1]))
+            kind = self.kind(command, sessions[session], int(stat[1]))
             if kind:
                 found.setdefault(kind, []).append((int(entry.name), int(rss.group(1)) / 1024))
         return found
@@ -222,7 +261,7 @@ class Soak:
         for kind, mb in rss.items():
             self.rss_first.setdefault(kind, mb)
             self.rss_max[kind] = max(self.rss_max.get(kind, 0.0), mb)
-        errors = [line for line in _lines(self.run_dev_log) if ERROR_LINE.search(line)]
+        errors = [line for line in self.log_lines() if ERROR_LINE.search(line)]
         hours = (time.time() - self.started) / 3600
         matches = self.matches()
         finished = matches.get("finished")
@@ -241,8 +280,9 @@ class Soak:
                 kind: {"now": mb, "first": self.rss_first[kind], "max": self.rss_max[kind]}
                 for kind, mb in sorted(rss.items())
             },
-            "broker_files": len(list((self.var_dir / "celery" / "queue").glob("*.msg"))),
+            **self.backlog(),
             "bots": self.bot_health(),
+            **self.extra_report(),
         }
         if final:
             report["crash_details"] = self.crashes
@@ -278,13 +318,18 @@ class Soak:
     # --- The run ------------------------------------------------------------------------
 
     def run(self, seconds: float, report_every: float) -> int:
-        print(f"soak: {seconds / 3600:g} h in {self.var_dir}, report to {self.log}", flush=True)
         self.manage("migrate", "--noinput")
         self.manage("ladder", "on", "--every", "1")
+        return self.soak(seconds, report_every)
+
+    def soak(self, seconds: float, report_every: float, before_loop=None) -> int:
+        print(f"soak: {seconds / 3600:g} h in {self.var_dir}, report to {self.log}", flush=True)
         self.started = time.time()
         try:
             self.start_run_dev()
             self.register_bots()
+            if before_loop is not None:
+                before_loop()
             deadline = time.monotonic() + seconds
             next_report = time.monotonic() + min(report_every, 60)
             self.report()
@@ -299,7 +344,7 @@ class Soak:
             final = self.report(final=True)
         finally:
             self.stop()
-        return 0 if not final["crashes"] and not final["errors"] else 1
+        return 0 if not final["crashes"] and not final["errors"] and not self.faults() else 1
 
 
 def _kind(command: str, session: str, ppid: int) -> str | None:
@@ -347,8 +392,18 @@ def _summary(report: dict) -> str:
         f"[{report['at']}] {report['hours']:.2f} h: crashes {report['crashes']}, restarts "
         f"{report['restarts']}, pool replaced {report['pool_processes_replaced']}; matches "
         f"{report['matches']} ({report['matches_per_hour']}/h); errors {report['errors']}; "
-        f"broker files {report['broker_files']}; bots healthy {report['bots']}; RSS {rss}"
+        f"{_backlog(report)}; {_streams(report)}bots healthy {report['bots']}; RSS {rss}"
     )
+
+
+def _backlog(report: dict) -> str:
+    if "broker_queues" in report:
+        return f"broker queues {report['broker_queues']}"
+    return f"broker files {report['broker_files']}"
+
+
+def _streams(report: dict) -> str:
+    return f"streams {report['streams']}; " if "streams" in report else ""
 
 
 if __name__ == "__main__":

@@ -21,8 +21,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-import yaml
 
+from benchmarks.compose import (
+    COMPOSE,
+    DOCKERFILE,
+    compose_shell,
+    image_command,
+    service_environment,
+)
 from benchmarks.harness import free_port, stop_process_group, wait_until
 from tests.ops.services import PrivatePostgres, PrivateRedis
 from tests.processes import BASE_DIR, SETTINGS_VARIABLES
@@ -37,34 +43,6 @@ match = match_create(creator=users[0], game="durak", players=2,
                      seats=[SeatHolder(user=u) for u in users])
 print(match.pk)
 """
-COMPOSE = yaml.safe_load((BASE_DIR / "docker" / "compose.yaml").read_text())
-DOCKERFILE = (BASE_DIR / "docker" / "Dockerfile").read_text()
-
-
-def substitute(value: str, variables: dict[str, str]) -> str:
-    """Expand compose's ${NAME}, ${NAME:-default} and ${NAME:?error} with ``variables``."""
-
-    def one(found: re.Match) -> str:
-        name, operator, default = found.group(1), found.group(2), found.group(3) or ""
-        if name in variables and variables[name] != "":
-            return variables[name]
-        if operator == ":?":
-            raise KeyError(f"compose needs {name}: {default}")
-        return default if operator == ":-" else ""
-
-    return re.sub(r"\$\{(\w+)(:-|:\?)?([^}]*)\}", one, value)
-
-
-def service_environment(variables: dict[str, str]) -> dict[str, str]:
-    environment = COMPOSE["services"]["web"]["environment"]
-    return {name: substitute(str(value), variables) for name, value in environment.items()}
-
-
-def image_command() -> list[str]:
-    found = re.search(r"^CMD (\[.*?\])\s*$", DOCKERFILE, re.MULTILINE | re.DOTALL)
-    return json.loads(found.group(1).replace("\\\n", ""))
-
-
 def test_every_app_service_takes_its_settings_from_the_environment():
     app = COMPOSE["x-app"]["environment"]
 
@@ -137,7 +115,7 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
         web = [arg.replace("0.0.0.0:8000", f"127.0.0.1:{port}") for arg in image_command()]
         start("web", web)
         start("worker", COMPOSE["services"]["worker"]["command"])
-        start("bot-calls", compose_shell(COMPOSE["services"]["bot-calls"]["command"], base))
+        start("bot-calls", compose_shell(COMPOSE["services"]["bot-calls"]["command"]))
         start("beat", COMPOSE["services"]["beat"]["command"])
 
         # The health checks, as compose runs them in the containers.
@@ -234,16 +212,9 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
     assert streamed[-1]["status"] == 200
 
 
-def compose_shell(command: list[str], environment: dict[str, str]) -> list[str]:
-    """Return a service's ``sh -c`` command as compose runs it: ``$$`` is a literal ``$``,
-    expanded by the shell in the container from its environment."""
-    assert command[:2] == ["sh", "-c"]
-    return ["sh", "-c", command[2].replace("$$", "$")]
-
-
 def test_bot_calls_worker_reads_only_the_call_queue_with_threads_that_hand_calls_over():
     worker = COMPOSE["services"]["worker"]["command"]
-    calls = shlex.split(compose_shell(COMPOSE["services"]["bot-calls"]["command"], {})[2])
+    calls = shlex.split(compose_shell(COMPOSE["services"]["bot-calls"]["command"])[2])
 
     assert worker[worker.index("-Q") + 1] == "celery"
     assert calls[calls.index("-Q") + 1] == "bot-calls"
