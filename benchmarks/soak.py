@@ -171,20 +171,7 @@ class Soak:
                 http.post(f"/bots/{name}/ping/", headers=bot["headers"]).raise_for_status()
 
     def stop(self) -> None:
-        processes = [bot.get("process") for bot in self.bots.values()] + [self.run_dev]
-        for process in processes:
-            if process is not None and process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in processes:
-            if process is None:
-                continue
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-            # runserver's reloader child or a pool process may outlive its parent.
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+        groups_stop([bot.get("process") for bot in self.bots.values()] + [self.run_dev])
 
     def check_processes(self) -> None:
         """Record and restart any process that exited by itself."""
@@ -345,6 +332,24 @@ class Soak:
         finally:
             self.stop()
         return 0 if not final["crashes"] and not final["errors"] and not self.faults() else 1
+
+
+def groups_stop(processes: list[subprocess.Popen | None], timeout: float = 30) -> None:
+    """Stop the process groups of ``processes``: SIGTERM to all, then SIGKILL to each that
+    has not ended within ``timeout`` seconds, and to what is left of its group (runserver's
+    reloader child or a pool process may outlive its parent)."""
+    for process in processes:
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        if process is None:
+            continue
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 def _kind(command: str, session: str, ppid: int) -> str | None:

@@ -43,7 +43,7 @@ import httpx
 
 from benchmarks.compose import COMPOSE, compose_shell, image_command, service_environment
 from benchmarks.harness import POSTGRES, REDIS, scratch_database
-from benchmarks.soak import BASE_DIR, Soak, _tail
+from benchmarks.soak import BASE_DIR, Soak, _tail, groups_stop
 from games.engine.info import EndReason
 
 # The Celery queues of compose's workers, whose lengths show a backlog.
@@ -169,19 +169,8 @@ class ProductionSoak(Soak):
     def stop(self) -> None:
         self._stop.set()
         bots = [bot.get("process") for bot in [*self.bots.values(), *self.clients.values()]]
-        # Web first, so that its streams end with their reconnect event; workers last.
-        for process in [*bots, *self.arena.values()]:
-            if process is not None and process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in [*bots, *self.arena.values()]:
-            if process is None:
-                continue
-            try:
-                process.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+        # The web server's SIGTERM ends its streams with their reconnect event.
+        groups_stop([*bots, *self.arena.values()], timeout=40)
 
     def check_processes(self) -> None:
         for name, process in list(self.arena.items()):
