@@ -64,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis-db", type=int, default=11, help="production: flushed, and -1")
     parser.add_argument("--clients", type=int, default=2, help="production: client bots")
     args = parser.parse_args(argv)
+    # SIGTERM, or SIGINT even where a shell started the soak in the background with SIGINT
+    # ignored, ends it as Ctrl-C does: a final report, and the arena's processes stopped.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     var_dir = (args.var_dir or Path(tempfile.mkdtemp(prefix="cardserver-soak-"))).resolve()
     var_dir.mkdir(parents=True, exist_ok=True)
     log = args.log or var_dir / "soak.log"
@@ -332,6 +336,10 @@ class Soak:
         finally:
             self.stop()
         return 0 if not final["crashes"] and not final["errors"] and not self.faults() else 1
+
+
+def _interrupt(signum: int, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def groups_stop(processes: list[subprocess.Popen | None], timeout: float = 30) -> None:
