@@ -13,6 +13,8 @@ from tests.api.conftest import DUEL_DECK
 from tests.matches import start_match, token_client
 
 THREADS = 50
+# Seconds the threads wait for each other at the start before the test gives up.
+START_WAIT = 60
 
 
 @pytest.mark.postgres
@@ -20,7 +22,10 @@ THREADS = 50
 def test_fifty_simultaneous_submissions_of_one_move_write_it_once(user_factory):
     attacker = user_factory()
     match = start_match([user_factory(), attacker], decks=[DUEL_DECK])
-    start = threading.Barrier(THREADS)
+    # A thread that fails before the start (no database connection to be had) breaks the
+    # barrier for the others after START_WAIT, so that the test fails instead of hanging
+    # pytest's exit on fifty threads waiting for ever.
+    start = threading.Barrier(THREADS, timeout=START_WAIT)
     statuses: list[int] = []
 
     def submit() -> None:
@@ -35,7 +40,7 @@ def test_fifty_simultaneous_submissions_of_one_move_write_it_once(user_factory):
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=submit) for _ in range(THREADS)]
+    threads = [threading.Thread(target=submit, daemon=True) for _ in range(THREADS)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -66,7 +71,7 @@ def test_both_players_resigning_at_once_one_resigns_the_other_gets_409(user_fact
 
 
 def _resign_at_once(match, players) -> dict:
-    start = threading.Barrier(len(players))
+    start = threading.Barrier(len(players), timeout=START_WAIT)
     answers: dict[int, object] = {}
 
     def resign(seat: int) -> None:
@@ -77,7 +82,9 @@ def _resign_at_once(match, players) -> dict:
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=resign, args=(seat,)) for seat in range(len(players))]
+    threads = [
+        threading.Thread(target=resign, args=(seat,), daemon=True) for seat in range(len(players))
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
