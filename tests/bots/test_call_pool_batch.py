@@ -88,6 +88,13 @@ def moves_at_call(calls: list[dict]) -> dict[int, int]:
             for c in calls}  # fmt: skip
 
 
+def assert_next_calls_handed_once(pooled, matches) -> None:
+    """Each match's call for its next ply (1) went to the pool exactly once."""
+    assert sorted((c["match_id"], c["ply"]) for c in pooled.calls) == sorted(
+        (m.pk, 1) for m in matches
+    )
+
+
 def test_answers_that_came_at_once_are_recorded_with_one_commit(
     user, http_bot_record, pooled, commits
 ):
@@ -99,9 +106,7 @@ def test_answers_that_came_at_once_are_recorded_with_one_commit(
     assert len(commits) == 1
     assert moves_at_first_ply(matches) == {m.pk: 1 for m in matches}
     # Each match's next call was handed to the pool once, after the commit.
-    assert sorted((c["match_id"], c["ply"]) for c in pooled.calls) == sorted(
-        (m.pk, 1) for m in matches
-    )
+    assert_next_calls_handed_once(pooled, matches)
 
 
 def test_one_illegal_move_among_answers_recorded_at_once_forfeits_only_its_seat(
@@ -147,9 +152,7 @@ def test_answers_whose_common_commit_failed_are_each_recorded_once(
 
     assert failed
     assert moves_at_first_ply(matches) == {m.pk: 1 for m in matches}
-    assert sorted((c["match_id"], c["ply"]) for c in pooled.calls) == sorted(
-        (m.pk, 1) for m in matches
-    )
+    assert_next_calls_handed_once(pooled, matches)
 
 
 def test_an_answer_whose_claim_another_driver_took_meanwhile_is_not_recorded(
