@@ -40,4 +40,8 @@ class TokenAuthentication(authentication.TokenAuthentication):
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
-        return user, Token(key=key, user=user)
+        token = Token(key=key, user=user)
+        # Django caches a one-to-one's reverse side too (``user.auth_token``): a cycle
+        # between the two, left by every request, that only the garbage collector frees.
+        Token.user.field.remote_field.delete_cached_value(user)
+        return user, token
