@@ -47,3 +47,32 @@ def test_a_message_ends_a_keep_alive_wait_and_the_shared_timer_forgets_it(settin
     timers, answers, took, left = asyncio.run(_waiting(3, 0.3, message_to=1))
     assert answers == [False, True, False]
     assert left == 0
+
+
+def test_the_shared_timer_wakes_at_most_a_batch_of_waiters_in_one_turn_of_the_loop():
+    from games.live_timer import WAKE_BATCH, SharedTimer
+
+    async def woken_by_turn() -> list[int]:
+        loop = asyncio.get_running_loop()
+        timer = SharedTimer(loop)
+        futures = [loop.create_future() for _ in range(2 * WAKE_BATCH + 10)]
+        for index, future in enumerate(futures):
+            timer.sleep(index, 0.02, future)  # all due at the same tick
+        counts: list[int] = []
+        everyone = loop.create_future()
+
+        def count() -> None:  # once a turn of the loop
+            counts.append(sum(future.done() for future in futures))
+            if counts[-1] < len(futures):
+                loop.call_soon(count)
+            else:
+                everyone.set_result(None)
+
+        count()
+        await asyncio.wait_for(everyone, 5)
+        return counts
+
+    counts = asyncio.run(woken_by_turn())
+    steps = [after - before for before, after in zip(counts, counts[1:], strict=False)]
+    assert max(steps) == WAKE_BATCH  # one turn's batch, the rest after it
+    assert sorted(step for step in steps if step) == [10, WAKE_BATCH, WAKE_BATCH]
