@@ -6,7 +6,10 @@ many, their total and longest pause, their CPU) and writes them, once a second, 
 ``<dir>/gc-<pid>.json``. A file ``<dir>/census-<name>`` makes each process write the 40
 most common types of the objects the collector tracks to
 ``<dir>/census-<name>-<pid>.json`` (once per name), with the lines that allocated the
-most memory if ``tracemalloc`` traces (``PYTHONTRACEMALLOC=1``). ``benchmarks.live
+most memory if ``tracemalloc`` traces (``PYTHONTRACEMALLOC=1``). A name starting
+``collect`` runs a full collection first; one starting ``garbage`` runs it keeping what
+it frees, and adds the types of those objects (``garbage``): the reference cycles that
+only a full collection frees, which hold memory until the next one. ``benchmarks.live
 --gc-stats`` reads them: its figures then show what held streams cost the collector.
 """
 
@@ -63,15 +66,43 @@ def _write(directory: Path, pid: int, done: set[str]) -> None:
             continue
         done.add(name)
         # A name starting "collect" asks for a full collection first: what it frees was
-        # garbage, what stays is held.
+        # garbage, what stays is held. "garbage" says what that garbage was.
         collected = gc.collect() if name.startswith("collect") else None
+        garbage = _garbage() if name.startswith("garbage") else None
         kinds = collections.Counter(type(o).__qualname__ for o in gc.get_objects())
         found = {"tracked": sum(kinds.values()), "types": kinds.most_common(40)}
         found["collected"] = collected
+        if garbage is not None:
+            found["garbage"] = garbage
         if tracemalloc.is_tracing():  # PYTHONTRACEMALLOC=1: where the memory was allocated
             top = tracemalloc.take_snapshot().statistics("lineno")[:40]
             found["allocated"] = [(str(stat.traceback), stat.size, stat.count) for stat in top]
         (directory / f"census-{name}-{pid}.json").write_text(json.dumps(found))
+
+
+def _garbage() -> dict:
+    """Run a full collection keeping what it finds unreachable; return what that was.
+
+    The objects only a full collection frees are those of reference cycles that outlived
+    the younger generations: the types most common among them (and among the frames' code)
+    name the cycles a process leaves behind, which hold memory until its next full
+    collection.
+    """
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        found = list(gc.garbage)
+        gc.garbage.clear()
+    finally:
+        gc.set_debug(0)
+    kinds = collections.Counter(type(o).__qualname__ for o in found)
+    code = collections.Counter(
+        f"{o.f_code.co_filename}:{o.f_code.co_name}" for o in found if type(o).__name__ == "frame"
+    )
+    del found
+    gc.collect()  # the cycles kept above, now unreachable again
+    return {"count": sum(kinds.values()), "types": kinds.most_common(40),
+            "frames": code.most_common(20)}  # fmt: skip
 
 
 def install_from_environment() -> None:

@@ -104,8 +104,8 @@ def json_answer(data: dict, status: int = 200) -> HttpResponse:
 # --- Encoding ---------------------------------------------------------------------------
 
 
-def encode(media_type: str, event: str, data: dict, event_id: int | None = None) -> bytes:
-    body = orjson.dumps(data)
+def encode(media_type: str, event: str, body: bytes, event_id: int | None = None) -> bytes:
+    """Frame one event whose payload is ``body`` (its JSON) for ``media_type``."""
     if media_type == NDJSON:
         line = {"event": event, "data": None}
         if event_id is not None:
@@ -128,19 +128,65 @@ def stream_response(media_type: str, events: AsyncIterator[bytes]) -> StreamingH
 
 
 def reconnect(media_type: str) -> bytes:
-    return encode(media_type, "reconnect", {"reason": "server stopping; reconnect"})
+    return encode(media_type, "reconnect", orjson.dumps({"reason": "server stopping; reconnect"}))
 
 
 # --- The match stream -------------------------------------------------------------------
 
-_public_batches: OrderedDict[tuple, list] = OrderedDict()
+# The spectators' batches read last, by (match, since, ply, status), the oldest out
+# first: a change wakes every spectator of the match at once, and they share one read.
+# A batch is kept as the JSON it is sent as, never as the views' objects: a finished
+# durak match's public view with its history took 36 KB of Python objects (some 450 of
+# them, each walked by every full collection of the garbage collector) for 4 KB of JSON,
+# so 2,048 batches held 74 MB in each web process. Bounded in entries and in bytes.
+_public_batches: OrderedDict[tuple, tuple[list, tuple, bool]] = OrderedDict()
 _public_lock = threading.Lock()
+_public_bytes = 0
 _PUBLIC_MAX = 2048
+_PUBLIC_MAX_BYTES = 16 * 2**20
+# What a kept batch costs beside its JSON: the tuples and the key (measured, rounded up).
+_BATCH_OVERHEAD = 500
+_EVENT_OVERHEAD = 150
 
 
 def forget_public_batches() -> None:
+    global _public_bytes
     with _public_lock:
         _public_batches.clear()
+        _public_bytes = 0
+
+
+def public_batches_size() -> tuple[int, int]:
+    """Return how many spectators' batches this process keeps, and their bytes."""
+    with _public_lock:
+        return len(_public_batches), _public_bytes
+
+
+def _body(data: dict) -> bytes:
+    """Return ``data``'s JSON in bytes of its own size, fit to be kept.
+
+    orjson's bytes keep the whole buffer it wrote them in: at least 4 KB, and 16 KB for a
+    view of 6 KB.
+    """
+    return bytes(memoryview(orjson.dumps(data)))
+
+
+def _batch_bytes(found: tuple[list, tuple, bool]) -> int:
+    return _BATCH_OVERHEAD + sum(_EVENT_OVERHEAD + len(body) for _, _, body in found[0])
+
+
+def _public_keep(key: tuple, found: tuple[list, tuple, bool]) -> None:
+    global _public_bytes
+    with _public_lock:
+        previous = _public_batches.pop(key, None)
+        if previous is not None:
+            _public_bytes -= _batch_bytes(previous)
+        _public_batches[key] = found
+        _public_bytes += _batch_bytes(found)
+        while _public_batches and (
+            len(_public_batches) > _PUBLIC_MAX or _public_bytes > _PUBLIC_MAX_BYTES
+        ):
+            _public_bytes -= _batch_bytes(_public_batches.popitem(last=False)[1])
 
 
 def match_batch(
@@ -149,8 +195,9 @@ def match_batch(
     """Return the events after ``since`` (ply, status): each new move, then the view.
 
     Returns ``(events, (ply, status), ended)``; ``events`` is a list of
-    ``(name, id, data)``. A spectator's batches are shared by every spectator at the same
-    point (one read for all of them); ``hint`` is where the wake-up said the match is.
+    ``(name, id, body)``, ``body`` the event's payload as JSON. A spectator's batches
+    are shared by every spectator at the same point (one read for all of them); ``hint``
+    is where the wake-up said the match is.
     """
     if not plan.mine:
         progress = hint or match_progress(plan.match_id)
@@ -159,10 +206,7 @@ def match_batch(
             found = public_batch(key)
             if found is None:
                 found = _match_batch(plan, since)
-                with _public_lock:
-                    _public_batches[key] = found
-                    while len(_public_batches) > _PUBLIC_MAX:
-                        _public_batches.popitem(last=False)
+                _public_keep(key, found)
             return found
     return _match_batch(plan, since)
 
@@ -178,7 +222,8 @@ def _match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list,
 
     match = match_row(plan.match_id)
     if match is None:
-        return [("end", None, {"match": plan.match_id, "status": "deleted"})], since, True
+        deleted = _body({"match": plan.match_id, "status": "deleted"})
+        return [("end", None, deleted)], since, True
     now = (match.ply, str(match.status))
     if since == now:
         return [], now, False
@@ -192,15 +237,16 @@ def _match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list,
             ply = move[0] + 1
             data = {"match": match.pk, "ply": ply, "seat": move[1], "move": move[2],
                     "received_at": move[3]}  # fmt: skip
-            events.append(("move", ply, data))
+            events.append(("move", ply, _body(data)))
     seat = my_seat(plan.mine, plan.requested, match.to_move) if plan.mine else None
-    events.append(("state", match.ply, player_view(match, plan.mine, seat, store=False)))
+    view = player_view(match, plan.mine, seat, store=False)
+    events.append(("state", match.ply, _body(view)))
     ended = match.status in TERMINAL
     if ended:
-        events.append(("end", match.ply, {
+        events.append(("end", match.ply, _body({
             "match": match.pk, "status": match.status, "result": match.result,
             "end_reason": match.end_reason,
-        }))  # fmt: skip
+        })))  # fmt: skip
     return events, now, ended
 
 
@@ -373,7 +419,7 @@ async def _account_events(plan: StreamPlan, lease: Lease | Uncounted) -> AsyncIt
                 yield reconnect(media)
                 return
             events = await live.run_sync(account_batch, plan.user, messages, known)
-            chunk = b"".join(encode(media, name, data) for name, data in events)
+            chunk = b"".join(encode(media, name, orjson.dumps(data)) for name, data in events)
             if chunk:
                 yield chunk
             if not in_async_server.get():
