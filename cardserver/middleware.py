@@ -62,17 +62,14 @@ class BothModes:
         if self.async_mode:
             return self._acall(request)
         answer = self.handle(request)
-        return self.finish(self.get_response(request) if answer is None else answer)
+        return self.get_response(request) if answer is None else answer
 
     async def _acall(self, request: HttpRequest):
         answer = self.handle(request)
-        return self.finish(await self.get_response(request) if answer is None else answer)
+        return await self.get_response(request) if answer is None else answer
 
     def handle(self, request: HttpRequest) -> HttpResponse | None:
         return None
-
-    def finish(self, response: HttpResponse) -> HttpResponse:
-        return response
 
 
 class WhiteNoiseMiddleware(_WhiteNoiseMiddleware):
@@ -229,7 +226,16 @@ class RequestCyclesMiddleware(BothModes):
     builds a form class per request.)
     """
 
-    def finish(self, response: HttpResponse) -> HttpResponse:
+    def __call__(self, request: HttpRequest):
+        if self.async_mode:
+            return self._acall(request)
+        return self.release(self.get_response(request))
+
+    async def _acall(self, request: HttpRequest):
+        return self.release(await self.get_response(request))
+
+    @staticmethod
+    def release(response: HttpResponse) -> HttpResponse:
         context = getattr(response, "renderer_context", None)
         if context:
             response.renderer_context = None

@@ -18,6 +18,7 @@ from tests.api.conftest import DUEL_DECK
 from tests.matches import start_match
 
 ATTACK_8S = {"type": "attack", "cards": ["8S"]}
+TAKE = {"type": "take"}
 
 
 @pytest.fixture
@@ -28,24 +29,23 @@ def duel_tokens(user_factory):
     return match, [Token.objects.get_or_create(user=user)[0].key for user in users]
 
 
-def left_in_cycles(method: str, path: str, *, token: str | None = None, body=None) -> list:
-    """Answer one request through Django's handler; return the types of what it left to
-    the collector (and the status), after one request of the same kind to warm up."""
-    handler = ClientHandler(enforce_csrf_checks=False)
-    factory = RequestFactory()
+def environ(method: str, path: str, *, token: str | None = None, body=None) -> dict:
+    """The WSGI environ of one API request."""
     extra = {"HTTP_AUTHORIZATION": f"Token {token}"} if token else {}
+    data = json.dumps(body) if body is not None else ""
+    return RequestFactory().generic(method, path, data, "application/json", **extra).environ
 
-    def environ() -> dict:
-        data = json.dumps(body) if body is not None else ""
-        return factory.generic(method, path, data, "application/json", **extra).environ
 
-    handler(environ())  # the handler closes its response (request_finished)
-    request_environ = environ()
+def left_in_cycles(request: dict, *, warm_up: dict) -> tuple[int, list[str]]:
+    """Answer ``warm_up``, then ``request``, through Django's handler; return the status of
+    ``request`` and the types of what it alone left to the collector."""
+    handler = ClientHandler(enforce_csrf_checks=False)
+    handler(warm_up)  # first-use caches; the handler closes its response itself
     gc.collect()
     gc.disable()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
-        response = handler(request_environ)
+        response = handler(request)
         status = response.status_code
         del response
         gc.collect()
@@ -58,48 +58,39 @@ def left_in_cycles(method: str, path: str, *, token: str | None = None, body=Non
 
 @pytest.mark.django_db
 def test_games_list_leaves_no_reference_cycle():
-    assert left_in_cycles("GET", "/api/v1/games/") == (200, [])
+    games = environ("GET", "/api/v1/games/")
+    assert left_in_cycles(games, warm_up=environ("GET", "/api/v1/games/")) == (200, [])
 
 
 def test_player_view_leaves_no_reference_cycle(duel_tokens):
     match, tokens = duel_tokens
-    got = left_in_cycles("GET", f"/api/v1/matches/{match.pk}/me/", token=tokens[1])
-    assert got == (200, [])
-
-
-def test_move_leaves_no_reference_cycle(duel_tokens):
-    match, tokens = duel_tokens
-    path = f"/api/v1/matches/{match.pk}/moves/"
-    # The warm-up request is the move at ply 0; the one measured, a refusal of a stale ply.
-    move = {"ply": 0, "seat": 1, "move": ATTACK_8S}
-    status, left = left_in_cycles("POST", path, token=tokens[1], body=move)
-    assert (status, left) == (409, [])
-    match.refresh_from_db()
-    assert match.ply == 1
+    view = environ("GET", f"/api/v1/matches/{match.pk}/me/", token=tokens[1])
+    assert left_in_cycles(view, warm_up=dict(view)) == (200, [])
 
 
 def test_accepted_move_leaves_no_reference_cycle(duel_tokens):
     match, tokens = duel_tokens
-    handler = ClientHandler(enforce_csrf_checks=False)
     path = f"/api/v1/matches/{match.pk}/moves/"
-    factory = RequestFactory()
-    # Seat 1 attacks with 8S; seat 0 can beat nothing and takes; the measured request is
-    # the next attack. One warm-up move of the same endpoint comes first.
-    bodies = [
-        {"ply": 0, "seat": 1, "move": ATTACK_8S},
-        {"ply": 1, "seat": 0, "move": {"type": "take"}},
-    ]
-    for body in bodies:
-        environ = factory.generic(
-            "POST", path, json.dumps(body), "application/json",
-            HTTP_AUTHORIZATION=f"Token {tokens[body['seat']]}",
-        ).environ  # fmt: skip
-        response = handler(environ)
-        assert response.status_code == 200, response.content
-    view = left_in_cycles("GET", f"/api/v1/matches/{match.pk}/me/", token=tokens[1])
-    assert view == (200, [])
+    # Seat 1 attacks with 8S (the warm-up); seat 0 can beat nothing and takes (measured).
+    attack = environ("POST", path, token=tokens[1], body={"ply": 0, "seat": 1, "move": ATTACK_8S})
+    take = environ("POST", path, token=tokens[0], body={"ply": 1, "seat": 0, "move": TAKE})
+    assert left_in_cycles(take, warm_up=attack) == (200, [])
+    match.refresh_from_db()
+    assert match.ply == 2
+
+
+def test_refused_move_leaves_no_reference_cycle(duel_tokens):
+    match, tokens = duel_tokens
+    move = {"ply": 0, "seat": 1, "move": ATTACK_8S}
+    path = f"/api/v1/matches/{match.pk}/moves/"
+    # The warm-up is the move at ply 0; the one measured, the same again: a stale ply.
+    attack, again = (environ("POST", path, token=tokens[1], body=move) for _ in range(2))
+    assert left_in_cycles(again, warm_up=attack) == (409, [])
+    match.refresh_from_db()
+    assert match.ply == 1
 
 
 def test_unknown_match_leaves_no_reference_cycle(duel_tokens):
     _, tokens = duel_tokens
-    assert left_in_cycles("GET", "/api/v1/matches/987654/me/", token=tokens[0]) == (404, [])
+    missing = environ("GET", "/api/v1/matches/987654/me/", token=tokens[0])
+    assert left_in_cycles(missing, warm_up=dict(missing)) == (404, [])
