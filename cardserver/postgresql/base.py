@@ -12,6 +12,11 @@ own check (``SELECT 1``) made. A server that vanished without a word (a host tha
 a cut network) is found out by the request's first query either way: ``SELECT 1`` would
 have waited on it just the same.
 
+The socket is asked with ``poll``, not ``select``: a web process holding thousands of
+streams gives the connections it opens descriptors over 1,024, which ``select`` cannot
+watch. It raised, the check said "unusable", and every request of such a process opened
+a new connection: a PostgreSQL backend started and ended per request.
+
 Everything else is Django's ``django.db.backends.postgresql``.
 """
 
@@ -37,10 +42,12 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if pgconn.transaction_status != _IDLE:
             return super().is_usable()
         try:
-            readable, _, _ = select.select([pgconn.socket], [], [], 0)
+            poller = select.poll()
+            poller.register(pgconn.socket, select.POLLIN)
+            readable = poller.poll(0)
         except (OSError, ValueError, base.Database.Error):
             return False
-        if readable:
+        if readable:  # data, or the server's hang-up (POLLHUP, POLLERR come unasked)
             # Something came that no query asked for: usually the server's farewell.
             return super().is_usable()
         return True
