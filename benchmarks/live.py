@@ -61,7 +61,13 @@ from benchmarks import harness
 from benchmarks.api import Server, _tokens, _username
 from benchmarks.api_load import Player, StdlibTransport, run_throughput
 from benchmarks.live_report import report
-from benchmarks.machine import busiest_since, every_process_cpu, machine_columns, process_counters
+from benchmarks.machine import (
+    busiest_since,
+    cpu_since,
+    every_process_cpu,
+    machine_columns,
+    process_counters,
+)
 from benchmarks.machine import own_cpu as _cpu
 from benchmarks.machine import processes_cpu as _process_cpu
 from benchmarks.stream_holder import HolderProcess, StreamHolder
@@ -101,9 +107,9 @@ def wait_until_quiet(port: int, *, below: float, timeout: float) -> tuple[float,
     """
     started = time.perf_counter()
     while True:
-        cpu0 = sum(_process_cpu(f"127.0.0.1:{port}").values())
+        before = _process_cpu(f"127.0.0.1:{port}")
         time.sleep(1.0)
-        cores = sum(_process_cpu(f"127.0.0.1:{port}").values()) - cpu0
+        cores = cpu_since(before, f"127.0.0.1:{port}")
         waited = time.perf_counter() - started
         if cores < below or waited > timeout:
             return waited, cores
