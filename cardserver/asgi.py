@@ -4,14 +4,20 @@
 
 One event loop per process serves two kinds of request:
 
-- **Waiting** (``/stream/``, ``.../wait/``): Django's async handler and async views
-  (``games/streams.py``). A waiter costs a coroutine and a socket, not a thread: one
-  process holds thousands, woken by the live hub (``games/live.py``).
-- **Everything else** (the sync DRF API, pages, admin): Django's WSGI handler in a fixed
-  pool of ``GUNICORN_THREADS`` threads (``cardserver.wsgi_pool``), exactly as under
-  gunicorn's gthread workers: each thread keeps its database connection
+- **Everything that answers at once** (the sync DRF API, pages, admin): Django's WSGI
+  handler in a fixed pool of ``GUNICORN_THREADS`` threads (``cardserver.wsgi_pool``),
+  exactly as under gunicorn's gthread workers: each thread keeps its database connection
   (``CONN_MAX_AGE``), and no request pays for a thread of its own. (Django's async
   handler would run each sync view in a new thread with a new database connection.)
+- **Waiting** (``/stream/``, ``.../wait/``): opened the same way, in the live reader
+  threads (``serving.reader_pool``): the middleware and the DRF view check it as any
+  request and answer a ``serving.HeldResponse``; then ``hold`` awaits what it waits for
+  on the event loop (``games/streams.py``), woken by the live hub (``games/live.py``),
+  and sends it. A waiter costs a coroutine and a socket, not a thread, and no more
+  objects than it needs: Django's async handler kept, for as long as a stream stayed
+  open, its request, two tasks and their contexts, the response and three layers of
+  iterators, some 140 objects a stream in all, each walked by every full collection of
+  the garbage collector and by the middle one that promotes them.
 
 Each request gets one access-log line (``gunicorn.access``, the fields of
 ``cardserver.logs``) with ``match_id`` for a match's URL, and the sends of a waiting
@@ -31,17 +37,17 @@ import socket
 import struct
 import time
 
-from django.core.asgi import get_asgi_application
+import django
 from django.core.exceptions import RequestAborted
-from django.core.handlers.asgi import ASGIHandler
 
 from cardserver import gcstats, serving
-from cardserver.serving import in_async_server
+from cardserver.logs import set_match_id
+from cardserver.serving import HeldResponse, in_async_server, reader_pool
 from cardserver.wsgi_pool import WSGIPool
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardserver.settings")
 
-get_asgi_application()  # django.setup()
+django.setup(set_prefix=False)
 
 from django.conf import settings  # noqa: E402
 from django.core.wsgi import get_wsgi_application  # noqa: E402
@@ -49,48 +55,20 @@ from django.urls import get_resolver  # noqa: E402
 
 access_log = logging.getLogger("gunicorn.access")
 
-# The routes served by async views; every other path goes to the WSGI pool.
+# The routes that wait (opened by the reader threads, then held); the rest go to the WSGI pool.
 LIVE_PATH = re.compile(r"^/api/v1/(?:matches/\d+/(?:stream|wait)/|stream/events/)$")
 MATCH_PATH = re.compile(r"^/api/v1/matches/(\d+)/")
-
-
-class LiveHandler(ASGIHandler):
-    """Django's ASGI handler without a thread of its own per request.
-
-    Django runs each request's thread-sensitive sync calls (its request signals) in a
-    thread made for that request, alive until the response ends: a thread per open stream.
-    Here they share the process's one thread-sensitive thread; the views' database reads
-    go to the live reader pool (``games.live.run_sync``).
-    """
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        in_async_server.set(True)
-        await self.handle(scope, receive, send)
-
-    async def listen_for_disconnect(self, receive) -> None:
-        """Return when the client leaves (Django's raises ``RequestAborted``, then ignores it).
-
-        Django's exception, kept by the task and raised again in ``handle``, whose frame
-        holds the task, made each closed stream a reference cycle (its frames, both tasks,
-        the request, the transport: some 75 objects) that only a full collection frees,
-        and the web process's thresholds make those rare: after 2,000 streams closed, one
-        process still held 150,000 such objects. ``handle`` only needs the task to end.
-        """
-        message = await receive()
-        if message["type"] != "http.disconnect":  # as Django's: never happens
-            raise AssertionError(f"Invalid ASGI message after request body: {message['type']}")
 
 
 class Application:
     """Route, log and time out sends; answer the lifespan protocol."""
 
     def __init__(self) -> None:
-        self.live = LiveHandler()
         threads = int(os.environ.get("GUNICORN_THREADS") or 8)
         spool = settings.FILE_UPLOAD_MAX_MEMORY_SIZE
-        self.wsgi = WSGIPool(get_wsgi_application(), threads=threads, spool_bytes=spool)
+        handler = get_wsgi_application()
+        self.wsgi = WSGIPool(handler, threads=threads, spool_bytes=spool)
+        self.opener = WSGIPool(handler, executor=reader_pool(), hold=True, spool_bytes=spool)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -98,35 +76,33 @@ class Application:
             return
         if scope["type"] != "http":
             return
-        path = scope.get("path", "")
-        live = bool(LIVE_PATH.match(path))
+        live = bool(LIVE_PATH.match(scope.get("path", "")))
         started = time.perf_counter()
-        answer = {"status": 0, "bytes": 0}
-        timeout = settings.LIVE_SEND_TIMEOUT if live else None
-
-        async def logged_send(message) -> None:
-            if message["type"] == "http.response.start":
-                answer["status"] = message["status"]
-            elif message["type"] == "http.response.body":
-                answer["bytes"] += len(message.get("body", b""))
-            if timeout:
-                try:
-                    async with asyncio.timeout(timeout):  # no task of its own, as wait_for
-                        await send(message)
-                except TimeoutError:
-                    answer["cut"] = True
-                    _cut_off(send)
-                    raise RequestAborted("the client stopped reading") from None
-            else:
-                await send(message)
-
+        logged = LoggedSend(send, settings.LIVE_SEND_TIMEOUT if live else None)
         try:
-            await (self.live if live else self.wsgi)(scope, receive, logged_send)
+            if live:
+                await self._live(scope, receive, logged)
+            else:
+                await self.wsgi(scope, receive, logged)
         except RequestAborted:
-            if not answer.get("cut"):
+            if not logged.cut:
                 raise
         finally:
-            _log_access(scope, answer, time.perf_counter() - started)
+            _log_access(scope, logged, time.perf_counter() - started)
+
+    async def _live(self, scope, receive, send) -> None:
+        answer = await self.opener.answer(scope, receive, send)
+        if not isinstance(answer, HeldResponse):
+            for message in answer or ():
+                await send(message)
+            return
+        found = MATCH_PATH.match(scope["path"])
+        if found:  # the log lines of its reads (games.live.run_sync)
+            set_match_id(int(found.group(1)))
+        # Nothing of the response but its headers stays for as long as the wait.
+        held = (answer.wait, list(answer.items()), list(answer.cookies.values()))
+        del answer
+        await hold(*held, receive, send)
 
     async def _lifespan(self, receive, send) -> None:
         while True:
@@ -137,6 +113,91 @@ class Application:
                 serving.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+class LoggedSend:
+    """``send``, counting what is sent for the access log, each send cut off after
+    ``timeout`` seconds (if any). One small object: a process keeps one per open stream."""
+
+    __slots__ = ("send", "timeout", "status", "bytes", "cut")
+
+    def __init__(self, send, timeout: float | None) -> None:
+        self.send, self.timeout = send, timeout
+        self.status = self.bytes = 0
+        self.cut = False
+
+    async def __call__(self, message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        elif message["type"] == "http.response.body":
+            self.bytes += len(message.get("body", b""))
+        if not self.timeout:
+            await self.send(message)
+            return
+        try:
+            async with asyncio.timeout(self.timeout):  # no task of its own, as wait_for
+                await self.send(message)
+        except TimeoutError:
+            self.cut = True
+            _cut_off(self.send)
+            raise RequestAborted("the client stopped reading") from None
+
+
+async def hold(wait, headers: list, cookies: list, receive, send) -> None:
+    """Await ``wait()`` (a ``HeldResponse``'s) and send its answer, with ``headers`` and
+    ``cookies`` (the held response's); stop at once if the client leaves.
+
+    The client's leaving (``receive`` answers ``http.disconnect``) cancels this task, as
+    Django's handler cancels its view's: a waiter asleep on the hub hears nothing else,
+    and the server drops what is sent to a connection that is gone.
+    """
+    in_async_server.set(True)
+    task = asyncio.current_task()
+    watcher = asyncio.ensure_future(receive())
+    watcher.add_done_callback(task.cancel)
+    try:
+        waiting = wait()
+        del wait
+        answer = await waiting
+        events = getattr(answer, "events", None)
+        await send({
+            "type": "http.response.start",
+            "status": answer.status_code,
+            "headers": _answer_headers(answer, headers, cookies, events is None),
+        })  # fmt: skip
+        if events is None:
+            await send({"type": "http.response.body", "body": answer.content})
+            return
+        del answer
+        try:
+            async for chunk in events:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            await events.aclose()
+        await send({"type": "http.response.body", "body": b""})
+    except asyncio.CancelledError:
+        if not watcher.done() or watcher.cancelled():
+            raise
+        task.uncancel()  # the client left
+    finally:
+        watcher.remove_done_callback(task.cancel)
+        watcher.cancel()
+
+
+def _answer_headers(answer, held_headers, held_cookies, whole: bool) -> list[tuple[bytes, bytes]]:
+    """The answer's headers, then those the middleware gave the held response (security
+    headers, ``Vary``), and the cookies of both."""
+    pairs = list(answer.items())
+    own = {name.lower() for name, _ in pairs}
+    if whole and "content-length" not in own:
+        pairs.append(("Content-Length", str(len(answer.content))))
+    pairs += [
+        (name, value) for name, value in held_headers
+        if name.lower() not in own and name.lower() not in ("content-type", "content-length")
+    ]  # fmt: skip
+    pairs += [("Set-Cookie", c.output(header="").strip()) for c in held_cookies]
+    pairs += [("Set-Cookie", c.output(header="").strip()) for c in answer.cookies.values()]
+    return [(name.encode("latin-1").lower(), value.encode("latin-1")) for name, value in pairs]
 
 
 def _cut_off(send) -> None:
@@ -158,7 +219,7 @@ def _cut_off(send) -> None:
     transport.abort()
 
 
-def _log_access(scope, answer: dict, seconds: float) -> None:
+def _log_access(scope, answer: LoggedSend, seconds: float) -> None:
     if not access_log.isEnabledFor(logging.INFO):
         return
     headers = dict(scope.get("headers") or ())
@@ -170,14 +231,14 @@ def _log_access(scope, answer: dict, seconds: float) -> None:
         "m": scope.get("method"),
         "U": scope.get("path"),
         "q": query,
-        "s": answer["status"],
-        "B": answer["bytes"],
+        "s": answer.status,
+        "B": answer.bytes,
         "D": int(seconds * 1_000_000),
         "a": headers.get(b"user-agent", b"-").decode("latin-1"),
     }
     found = MATCH_PATH.match(scope.get("path", ""))
     extra = {"match_id": int(found.group(1))} if found else {}
-    if answer.get("cut"):
+    if answer.cut:
         extra["cut_off"] = "slow reader"
     access_log.info('%(h)s "%(m)s %(r)s" %(s)s %(B)s %(D)sus', atoms, extra=extra)
 

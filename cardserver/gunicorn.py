@@ -3,8 +3,8 @@
     gunicorn -c python:cardserver.gunicorn cardserver.asgi:application --bind 0.0.0.0:8000
 
 Each of ``WEB_CONCURRENCY`` worker processes (default 2) is one uvicorn event loop
-(``ArenaWorker``) running ``cardserver.asgi``: streams and ``wait/`` as async views (a
-waiter costs a coroutine, not a thread), the rest of the API in a pool of
+(``ArenaWorker``) running ``cardserver.asgi``: streams and ``wait/`` wait on the event
+loop (a waiter costs a coroutine, not a thread), the rest of the API in a pool of
 ``GUNICORN_THREADS`` threads (default 8) as gthread workers ran it
 (``cardserver/wsgi_pool.py``: each thread keeps its connections, and a request is handed
 to a thread and back once), as fast as gthread workers (``benchmarks.api --servers

@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import logging
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
 from django.contrib.auth import middleware as auth_middleware
 from django.contrib.messages import middleware as messages_middleware
 from django.contrib.sessions import middleware as sessions_middleware
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from whitenoise.middleware import WhiteNoiseMiddleware as _WhiteNoiseMiddleware
 
 from cardserver.api import DATABASE_DOWN, DATABASE_RETRY_AFTER, error_body
 from cardserver.logs import set_match_id
@@ -40,63 +38,19 @@ def cookieless_api_request(request: HttpRequest) -> bool:
     return not request.META.get("HTTP_COOKIE") and request.path.startswith(API_PREFIX)
 
 
-class BothModes:
-    """A middleware that runs in Django's async handler (``cardserver.asgi``'s streams) as in
-    its sync one, so that an async view needs no thread for the middleware around it.
-
-    A subclass writes ``handle(request)`` (sync, no I/O) returning the response to give
-    instead of calling the view, or None.
-    """
-
-    sync_capable = True
-    async_capable = True
+class Screen:
+    """A middleware that may answer a request itself before the view: a subclass writes
+    ``handle(request)`` (no I/O) returning the response to give instead, or None."""
 
     def __init__(self, get_response) -> None:
         self.get_response = get_response
-        # Decided once: asking on every request costs more than most handle()s do.
-        self.async_mode = iscoroutinefunction(get_response)
-        if self.async_mode:
-            markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest):
-        if self.async_mode:
-            return self._acall(request)
         answer = self.handle(request)
         return self.get_response(request) if answer is None else answer
 
-    async def _acall(self, request: HttpRequest):
-        answer = self.handle(request)
-        return await self.get_response(request) if answer is None else answer
-
     def handle(self, request: HttpRequest) -> HttpResponse | None:
         return None
-
-
-class WhiteNoiseMiddleware(_WhiteNoiseMiddleware):
-    """WhiteNoise's, able to run in the async handler too (the stream routes are never
-    static files, but the handler wants every middleware in one mode)."""
-
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response=None, settings=settings) -> None:
-        super().__init__(get_response, settings)
-        self.async_mode = iscoroutinefunction(get_response)
-        if self.async_mode:
-            markcoroutinefunction(self)
-
-    def __call__(self, request):
-        if not self.async_mode:
-            return super().__call__(request)
-        return self._acall(request)
-
-    async def _acall(self, request):
-        static_file = self.files.get(request.path_info)
-        if static_file is None and self.autorefresh:
-            static_file = await sync_to_async(self.find_file)(request.path_info)
-        if static_file is not None:
-            return await sync_to_async(self.serve)(static_file, request)
-        return await self.get_response(request)
 
 
 class _PassOverCookielessApi:
@@ -120,7 +74,7 @@ class MessageMiddleware(_PassOverCookielessApi, messages_middleware.MessageMiddl
     """Django's, except for API requests without a cookie (no messages to show them)."""
 
 
-class MatchContextMiddleware(BothModes):
+class MatchContextMiddleware(Screen):
     """Make every log line of a request to one match's URL carry that match's id.
 
     The id is set when the view is known and left in place after the response, so the
@@ -136,7 +90,7 @@ class MatchContextMiddleware(BothModes):
             set_match_id(kwargs["pk"])
 
 
-class NulPathMiddleware(BothModes):
+class NulPathMiddleware(Screen):
     """Answer 404 for a path with a NUL character (``%00``), before any view looks it up.
 
     No name in the arena can hold one (PostgreSQL refuses the character in text), so such
@@ -150,7 +104,7 @@ class NulPathMiddleware(BothModes):
         return None
 
 
-class QueryParameterMiddleware(BothModes):
+class QueryParameterMiddleware(Screen):
     """Answer 400 for an API request that gives a query parameter twice, or empty.
 
     Every query parameter of the API takes one value (the schema says so); Django would
@@ -180,7 +134,7 @@ class QueryParameterMiddleware(BothModes):
         return None
 
 
-class RequestBodyLimitMiddleware(BothModes):
+class RequestBodyLimitMiddleware(Screen):
     """Refuse an API request whose body is larger than ``API_MAX_BODY_SIZE`` with a 413.
 
     The declared ``Content-Length`` is checked before anything reads the body, so an
@@ -212,7 +166,7 @@ class RequestBodyLimitMiddleware(BothModes):
         return None
 
 
-class RequestCyclesMiddleware(BothModes):
+class RequestCyclesMiddleware(Screen):
     """Break the reference cycles a DRF view leaves, once its response is rendered.
 
     DRF's view, request and response refer to each other (``view.request``,
@@ -227,12 +181,7 @@ class RequestCyclesMiddleware(BothModes):
     """
 
     def __call__(self, request: HttpRequest):
-        if self.async_mode:
-            return self._acall(request)
         return self.release(self.get_response(request))
-
-    async def _acall(self, request: HttpRequest):
-        return self.release(await self.get_response(request))
 
     @staticmethod
     def release(response: HttpResponse) -> HttpResponse:
@@ -267,7 +216,7 @@ def _unbind(serializer) -> None:
         attributes.clear()
 
 
-class DatabaseUnavailableMiddleware(BothModes):
+class DatabaseUnavailableMiddleware(Screen):
     """Answer 503 (not 500) when the database fails a request outside a DRF view.
 
     DRF views answer it themselves (``cardserver.api.exception_handler``); this covers the
@@ -276,16 +225,8 @@ class DatabaseUnavailableMiddleware(BothModes):
     """
 
     def __call__(self, request: HttpRequest):
-        if self.async_mode:
-            return self._acall(request)
         try:
             return self.get_response(request)
-        except DATABASE_DOWN as exc:
-            return self.unavailable(request, exc)
-
-    async def _acall(self, request: HttpRequest):
-        try:
-            return await self.get_response(request)
         except DATABASE_DOWN as exc:
             return self.unavailable(request, exc)
 

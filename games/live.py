@@ -46,7 +46,6 @@ import logging
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
@@ -57,7 +56,7 @@ from django.db.models import Q
 from django.urls import get_script_prefix, set_script_prefix
 
 from cardserver.logs import current_match_id, set_match_id
-from cardserver.serving import chain_signals, in_async_server, on_shutdown
+from cardserver.serving import chain_signals, in_async_server, on_shutdown, reader_pool
 from games.events import MatchChanged, match_changed_subscribe, match_changed_unsubscribe
 from games.live_timer import SharedTimer, wake
 
@@ -86,19 +85,6 @@ def channel_prefix() -> str:
 
 # --- Reads off the event loop -----------------------------------------------------------
 
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
-
-
-def _reader_pool() -> ThreadPoolExecutor:
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(
-                max_workers=settings.LIVE_READ_THREADS, thread_name_prefix="live-read"
-            )
-        return _executor
-
 
 async def run_sync(function: Callable[..., Any], *args: Any) -> Any:
     """Run ``function(*args)`` (database work) off the event loop.
@@ -107,7 +93,7 @@ async def run_sync(function: Callable[..., Any], *args: Any) -> Any:
     each thread keeps one database connection, checked as Django checks a request's
     (``CONN_MAX_AGE``, health checks) before each job.
     """
-    # Run otherwise (Django's test client, a WSGI server), an async view's reads stay in
+    # Run otherwise (Django's test client, a WSGI server), a stream's reads stay in
     # the request's own thread, with its connection and transaction, as Django does.
     if not in_async_server.get():
         return await sync_to_async(function)(*args)
@@ -124,7 +110,7 @@ async def run_sync(function: Callable[..., Any], *args: Any) -> Any:
         close_old_connections()
         return function(*args)
 
-    return await asyncio.get_running_loop().run_in_executor(_reader_pool(), job)
+    return await asyncio.get_running_loop().run_in_executor(reader_pool(), job)
 
 
 # --- Waiters and the hub ----------------------------------------------------------------

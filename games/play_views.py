@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -234,7 +234,7 @@ def wait_answer(plan: StreamPlan) -> tuple[int, dict]:
     return 200, player_view(match, plan.mine, seat, store=False)
 
 
-async def run_wait(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
+async def run_wait(plan: StreamPlan) -> HttpResponse:
     """Wait (on the live hub) until ``_wait_over`` or the timeout; answer the view."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + plan.timeout

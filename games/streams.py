@@ -1,4 +1,4 @@
-"""Live streams and the long-poll, served by async views woken by the live hub.
+"""Live streams and the long-poll: coroutines on the server's event loop, woken by the live hub.
 
 - ``GET /api/v1/matches/{id}/stream/``: a match as it happens, for a seat (its own view,
   and its legal moves on its turn) or a spectator (the public view).
@@ -24,15 +24,18 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import orjson
+from asgiref.sync import async_to_sync
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 
+from cardserver.middleware import RequestCyclesMiddleware
 from cardserver.renderers import JSONRenderer
-from cardserver.serving import in_async_server
+from cardserver.serving import HOLD, EventStream, HeldResponse, in_async_server
 from games import live
 from games.api import my_seat
 from games.models import Match, Move
@@ -63,27 +66,27 @@ class StreamPlan:
     extra: dict = field(default_factory=dict)
 
 
-def live_view(view_class: type, run: Callable) -> Callable:
-    """Return the async view of a route: ``view_class`` (a DRF view) opens, ``run`` waits.
+def live_view(view_class: type, run: Callable[[StreamPlan], Awaitable[HttpResponse]]) -> Callable:
+    """Return the view of a route: ``view_class`` (a DRF view) opens, ``run`` waits.
 
-    The DRF view validates and authenticates in a thread, as any API request, and leaves
-    a ``StreamPlan`` on the request (``request.live_plan``) when it may go on; anything
-    else it answers (an error) is the answer. drf-spectacular documents ``view_class``.
+    The DRF view validates and authenticates, as any API request, and leaves a
+    ``StreamPlan`` on the request (``request.live_plan``) when it may go on; anything else
+    it answers (an error) is the answer. Asked by the ASGI server (``serving.HOLD``), the
+    view answers a ``HeldResponse``: ``run(plan)`` then waits on the server's event loop,
+    keeping nothing of the request. Served otherwise (a WSGI server, Django's test
+    client), ``run`` answers at once. drf-spectacular documents ``view_class``.
     """
     opener = view_class.as_view()
 
-    def open_sync(request: HttpRequest, kwargs: dict) -> HttpResponse:
+    def view(request: HttpRequest, **kwargs) -> HttpResponse:
         response = opener(request, **kwargs)
-        if getattr(request, "live_plan", None) is None and hasattr(response, "render"):
-            response.render()
-        return response
-
-    async def view(request: HttpRequest, **kwargs) -> HttpResponse:
-        response = await live.run_sync(open_sync, request, kwargs)
         plan = getattr(request, "live_plan", None)
         if plan is None:
             return response
-        return await run(request, plan)
+        RequestCyclesMiddleware.release(response)  # its view's cycles: the view is done
+        if request.META.get(HOLD):
+            return HeldResponse(partial(run, plan))
+        return async_to_sync(run)(plan)
 
     view.cls = view_class
     view.initkwargs = {}
@@ -119,8 +122,8 @@ def keep_alive(media_type: str) -> bytes:
     return b"\n" if media_type == NDJSON else b": keep-alive\n\n"
 
 
-def stream_response(media_type: str, events: AsyncIterator[bytes]) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(events, content_type=media_type)
+def stream_response(media_type: str, events: AsyncIterator[bytes]) -> EventStream:
+    response = EventStream(events, content_type=media_type)
     response["Cache-Control"] = "no-cache"
     # Proxies (nginx) must pass each event on at once, not buffer the response.
     response["X-Accel-Buffering"] = "no"
@@ -260,7 +263,7 @@ async def lease_for(plan: StreamPlan) -> Lease | Uncounted | HttpResponse:
     return await live.run_sync(stream_lease, plan)
 
 
-async def run_match_stream(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
+async def run_match_stream(plan: StreamPlan) -> HttpResponse:
     lease = await lease_for(plan)
     if isinstance(lease, HttpResponse):
         return lease
@@ -308,6 +311,7 @@ async def _match_events(plan: StreamPlan, lease: Lease | Uncounted) -> AsyncIter
                 found = await live.run_sync(match_batch, plan, since, hint)
             events, since, ended = found
             chunk = b"".join(encode(media, name, data, event_id) for name, event_id, data in events)
+            found = events = None  # held no longer than needed: the stream may sleep for long
             if chunk:
                 yield chunk
             if ended or not in_async_server.get():
@@ -400,7 +404,13 @@ def account_batch(user, messages: list[dict] | None, known: dict) -> list[tuple[
     return events
 
 
-async def run_account_stream(request: HttpRequest, plan: StreamPlan) -> HttpResponse:
+def account_chunk(user, messages: list[dict] | None, known: dict, media_type: str) -> bytes:
+    """``account_batch``'s events, framed for ``media_type``."""
+    events = account_batch(user, messages, known)
+    return b"".join(encode(media_type, name, orjson.dumps(data)) for name, data in events)
+
+
+async def run_account_stream(plan: StreamPlan) -> HttpResponse:
     lease = await lease_for(plan)
     if isinstance(lease, HttpResponse):
         return lease
@@ -421,8 +431,9 @@ async def _account_events(plan: StreamPlan, lease: Lease | Uncounted) -> AsyncIt
             if hub.closing:
                 yield reconnect(media)
                 return
-            events = await live.run_sync(account_batch, plan.user, messages, known)
-            chunk = b"".join(encode(media, name, orjson.dumps(data)) for name, data in events)
+            # Framed in the reader thread: the stream keeps bytes, not the events' views.
+            chunk = await live.run_sync(account_chunk, plan.user, messages, known, media)
+            messages = None
             if chunk:
                 yield chunk
             if not in_async_server.get():

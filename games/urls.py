@@ -4,7 +4,7 @@ from django.urls import path
 
 from games import play_views, stream_views, streams, views
 
-# Waiting is served by async views (games/streams.py); the DRF view opens the request.
+# The DRF view opens the request; the waiting is games/streams.py's (streams.live_view).
 wait_view = streams.live_view(play_views.MatchWaitView, play_views.run_wait)
 match_stream_view = streams.live_view(stream_views.MatchStreamView, streams.run_match_stream)
 account_events_view = streams.live_view(stream_views.AccountEventsView, streams.run_account_stream)

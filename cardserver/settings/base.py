@@ -81,7 +81,7 @@ MIDDLEWARE = [
     "cardserver.middleware.QueryParameterMiddleware",
     "cardserver.middleware.RequestBodyLimitMiddleware",
     "cardserver.middleware.MatchContextMiddleware",
-    "cardserver.middleware.WhiteNoiseMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     # Django's session, authentication and message middleware, passed over for API
     # requests that carry no cookie (cardserver/middleware.py).
     "cardserver.middleware.SessionMiddleware",

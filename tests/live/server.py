@@ -95,9 +95,9 @@ class LiveServer:
         from django.db import connections
 
         from cardserver.asgi import application
-        from games import live
+        from cardserver.serving import reader_pool_if_started
 
-        for pool in (application.wsgi.executor, live._executor):
+        for pool in (application.wsgi.executor, reader_pool_if_started()):
             if pool is None:
                 continue
             threads = pool._max_workers
