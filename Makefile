@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # pyproject.toml changes.
 INSTALLED := $(VENV)/.installed
 
-.PHONY: venv run test bench soak
+.PHONY: venv run test bench soak web-deps
 
 venv: $(INSTALLED)
 
@@ -17,6 +17,13 @@ $(INSTALLED): pyproject.toml
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[test]'
 	touch $@
 
+# axe-core for the browser tests' accessibility check (tests/web/package.json); the tests
+# install it themselves when it is missing and npm is there.
+web-deps: tests/web/node_modules/.package-lock.json
+
+tests/web/node_modules/.package-lock.json: tests/web/package-lock.json
+	npm ci --prefix tests/web --no-audit --no-fund --loglevel=error
+
 # scripts/run-dev migrates, registers the built-in bots and starts the ladder first.
 run: venv
 	PATH="$(CURDIR)/$(BIN):$$PATH" scripts/run-dev
@@ -24,6 +31,7 @@ run: venv
 test: venv
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/pytest -q
 
 # Every benchmark (engine, API on PostgreSQL, tournament workers, ratings recompute); the

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from cardserver.fields import StrictCharField
+
 
 class SignupSerializer(serializers.Serializer):
     username = serializers.RegexField(
@@ -29,8 +31,37 @@ class SignupSerializer(serializers.Serializer):
 class CredentialsSerializer(serializers.Serializer):
     username = serializers.CharField()
     password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    name = StrictCharField(
+        max_length=60, required=False, allow_blank=True,
+        help_text="A name for the new token (default: \"Signed in with a password\").",
+    )  # fmt: skip
 
 
 class AccountTokenSerializer(serializers.Serializer):
     username = serializers.CharField()
     token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
+
+
+class ApiTokenSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    name = serializers.CharField(read_only=True)
+    prefix = serializers.CharField(
+        read_only=True, help_text="The token's first characters, to tell it apart."
+    )
+    created_at = serializers.DateTimeField(
+        read_only=True, help_text="When it was made or last rotated."
+    )
+
+
+class ApiTokenCreatedSerializer(ApiTokenSerializer):
+    token = serializers.CharField(
+        read_only=True,
+        help_text="The token itself, shown this once (only its hash is stored). Send as "
+        "`Authorization: Token <token>`.",
+    )
+
+
+class ApiTokenNameSerializer(serializers.Serializer):
+    name = StrictCharField(
+        max_length=60, required=False, allow_blank=True, help_text="A name to tell it apart."
+    )

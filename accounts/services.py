@@ -1,4 +1,6 @@
-"""Actions on accounts: sign up, obtain and revoke an API token.
+"""Actions on accounts: sign up, obtain an API token with a password.
+
+The tokens themselves (made, named, rotated, revoked) are ``accounts.tokens``.
 
 Each action is a function named ``<entity>_<action>`` with keyword-only, typed
 arguments, and runs as one transaction.
@@ -6,16 +8,12 @@ arguments, and runs as one transaction.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.contrib.auth import authenticate, get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from rest_framework.authtoken.models import Token
 
-if TYPE_CHECKING:
-    from django.contrib.auth.models import User
+from accounts.tokens import token_create
 
 
 class SignupError(ValueError):
@@ -40,25 +38,19 @@ def account_signup(*, username: str, password: str, email: str = "") -> tuple[ob
     try:
         with transaction.atomic():
             user = User.objects.create_user(username=username, email=email, password=password)
-            token = Token.objects.create(user=user)
+            _token, key = token_create(user=user)
     except IntegrityError:
         raise SignupError({"username": ["A user with that username already exists."]}) from None
-    return user, token.key
+    return user, key
 
 
-def token_obtain(*, username: str, password: str) -> str | None:
-    """Return the user's API token (created if it has none), or None for bad credentials."""
+def token_obtain(*, username: str, password: str, name: str = "") -> str | None:
+    """Make a new API token for the user and return it (shown this once), or None for bad
+    credentials. Tokens are stored hashed, so an earlier one cannot be given again; each
+    sign-in makes one (``accounts.tokens.MAX_TOKENS_PER_USER`` at most: ValidationError
+    beyond)."""
     user = authenticate(username=username, password=password)
     if user is None or not user.is_active:
         return None
-    token, _ = Token.objects.get_or_create(user=user)
-    return token.key
-
-
-def token_revoke(*, user: User) -> bool:
-    """Delete the user's API token; return whether there was one.
-
-    The next ``token_obtain`` issues a new key.
-    """
-    deleted, _ = Token.objects.filter(user=user).delete()
-    return bool(deleted)
+    _token, key = token_create(user=user, name=name or "Signed in with a password")
+    return key

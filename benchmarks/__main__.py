@@ -2,6 +2,8 @@
 
     python -m benchmarks [--only engine,api,tournament,ratings] [--bots] [--quick]
                          [--out artefacts/benchmarks.md]
+    python -m benchmarks record NAME [-- ARGS]   # one benchmark's record (benchmarks.results)
+    python -m benchmarks report                  # docs/benchmarks.md from the records
 
 Each benchmark runs as its own process (``python -m benchmarks.<name> ... --json``),
 prints what it prints alone, and leaves its figures in a JSON file; this command then
@@ -38,6 +40,8 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from benchmarks import report, results
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 BENCHMARKS = ("engine", "api", "tournament", "ratings", "bots")
@@ -198,6 +202,10 @@ def _commit() -> str:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["report"]:
+        return report.main(sys.argv[2:])
+    if sys.argv[1:2] == ["record"]:
+        return results.main(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", help="comma-separated: " + ", ".join(BENCHMARKS))
     parser.add_argument("--bots", action="store_true", help="also the (slow) bots benchmark")

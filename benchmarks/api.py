@@ -22,7 +22,7 @@ measures, ``--repeats`` times each, the shapes taking turns within every repeat:
     move at the slot, and the latency of a move ``POST`` is measured from the slot's
     scheduled time, so a server that falls behind shows its queueing delay (no
     coordinated omission). Reported: median and 99th percentile.
-(c) in-process, through ``games.play``: the cost of one move (``match_move_submit``)
+(c) in-process, through ``games.move_services``: the cost of one move (``match_move_submit``)
     and of one view (``match_state`` + ``view``) near ply 10 and near ply 300 of long
     Durak ``fool`` series, and, for contrast, of a view rebuilt by replaying the log.
 
@@ -123,7 +123,11 @@ class Server:
         if self.worker:
             node = f"bench-api-{os.getpid()}@{socket.gethostname()}"
             self.processes.append(
-                harness.start(harness.celery_worker(node=node, pool="solo"), env=self.env)
+                harness.start(
+                    [*harness.celery_worker(node=node, pool="solo"), "-Q",
+                     harness.cpu_queues(self.env.get("CELERY_TASK_DEFAULT_QUEUE", "celery"))],
+                    env=self.env,
+                )  # fmt: skip
             )
         try:
             for shape in self.shapes:
@@ -156,20 +160,22 @@ class Server:
 
 def _tokens(count: int) -> list[str]:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from accounts.tokens import token_create
 
     User = get_user_model()
     keys = []
     for number in range(count):
         user = User.objects.create_user(username=f"bench{os.getpid()}_{number}_{time.time_ns()}")
-        keys.append(Token.objects.create(user=user).key)
+        keys.append(token_create(user=user)[1])
     return keys
 
 
 def _username(token: str) -> str:
-    from rest_framework.authtoken.models import Token
+    from accounts.models import ApiToken
+    from accounts.tokens import token_hash
 
-    return Token.objects.select_related("user").get(key=token).user.username
+    return ApiToken.objects.select_related("user").get(key_hash=token_hash(token)).user.username
 
 
 # --- Part (c): cost per move in the service ---------------------------------------------
@@ -187,7 +193,7 @@ def run_service_costs(samples: int = 10) -> dict:
     from django.db import connection
 
     from games.models import Match
-    from games.play import match_move_submit
+    from games.move_services import match_move_submit
     from games.rows import match_row
     from games.seating import SeatHolder
     from games.selectors import match_state

@@ -14,14 +14,20 @@ import random
 import statistics
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import httpx
 
 from benchmarks import machine
 
-if TYPE_CHECKING:
-    from benchmarks.api import Server
+
+class Server(Protocol):
+    """What the load needs of ``benchmarks.api.Server``, whose CPU it counts: its port
+    and its database's name. A protocol, not an import: ``benchmarks.api`` runs this
+    module, never the reverse."""
+
+    port: int
+    database: str
 
 
 # --- Clients ----------------------------------------------------------------------------

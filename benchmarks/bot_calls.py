@@ -3,6 +3,8 @@
     python -m benchmarks.bot_calls [--matches 100,1000] [--delay 1.0] [--window 30]
                                    [--calls-workers 1] [--calls-threads 8] [--inline]
     python -m benchmarks.bot_calls --caller 6000 [--delay 0.02]
+    python -m benchmarks.bot_calls --matches 200 --window 30 --profile var/profile
+    python -m benchmarks.bot_calls --matches 200 --window 30 --baseline-ref main --rounds 3
 
 Creates a scratch PostgreSQL database (``--server``; dropped afterwards) and uses a Redis
 database as the broker (``--broker``, default database 12) with queues of its own
@@ -26,7 +28,20 @@ seconds, and reports:
 - the workers' memory (resident set of each worker's processes, summed) at the end, and
   the CPU time per turn completed in the window (ms) of each process a turn costs: the
   workers, the PostgreSQL backends of the scratch database, the bot server, Redis (the
-  whole server, which others on the machine may be using too) and the benchmark itself.
+  whole server, which others on the machine may be using too) and the benchmark itself,
+  and their total;
+- the round trips a turn (``benchmarks.probe``, counted inside the workers): SQL
+  statements, transactions (each two round trips more: BEGIN and COMMIT), the round trips
+  to PostgreSQL those make, and Redis commands (a pipeline or a script is one);
+- the matches forfeited by the end of the run, by reason (none should be: a bot's time
+  runs from its request sent, so the arena's delay never makes it lose on time).
+
+With ``--profile DIR`` py-spy records the bot-calls worker through the window
+(``DIR/bot-calls.svg``, a flame graph of the threads holding the GIL, so of the Python
+CPU time; py-spy is in the ``dev`` extra). With
+``--baseline-ref REF`` the run is repeated ``--rounds`` times for this tree and for
+``REF``'s (``benchmarks.baseline``: the same benchmark code on both, rounds taking turns)
+and the medians, ranges and ratios of the figures are reported.
 
 With ``--inline`` the calls are made by the CPU worker's processes as before the I/O
 pool (``BOTS_CALL_QUEUE=-``): the baseline. With ``--pool-only N`` no match is played:
@@ -34,7 +49,7 @@ N calls are put on the call queue at once and the bot-calls worker alone is meas
 (calls in flight, its memory), which shows the pool's capacity apart from the CPU side.
 The owner's share of calls is lifted (``BOTS_CALLS_PER_OWNER``) so that it does not
 bound the figure. With ``--caller N`` there is no database, broker or worker: this
-process makes N calls with ``bots.caller.AsyncBotCaller`` on its own event loop (300 at
+process makes N calls with ``cardkit.caller.AsyncBotCaller`` on its own event loop (300 at
 once, to 300 bots of the bot server, whose connections are made before the count
 starts) and reports the caller's CPU time per call: the HTTP side of a turn alone.
 """
@@ -44,7 +59,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
 import os
 import socket
 import statistics
@@ -53,66 +67,8 @@ import uuid
 from pathlib import Path
 from tempfile import mkdtemp
 
-from benchmarks import harness
-
-# -- the bot server (its own process) -----------------------------------------------------
-
-
-def serve_bots(port: int, delay: float, in_flight, ready) -> None:
-    """Answer every POST with its first legal move after ``delay`` seconds, forever."""
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
-                body = json.loads(await reader.readexactly(length))
-                with in_flight.get_lock():
-                    in_flight.value += 1
-                try:
-                    await asyncio.sleep(delay)
-                finally:
-                    with in_flight.get_lock():
-                        in_flight.value -= 1
-                if body.get("type") == "ping":
-                    answer = b'{"pong": true}'
-                else:
-                    answer = json.dumps({"move": body["legal_moves"][0]}).encode()
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer)
-                )
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    async def main() -> None:
-        server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=4096)
-        ready.set()
-        async with server:
-            await server.serve_forever()
-
-    asyncio.run(main())
-
-
-def bot_server_start(delay: float):
-    """Start ``serve_bots`` in a process of its own; return it, its port and its count of
-    calls in flight, once it listens."""
-    port = harness.free_port()
-    in_flight = multiprocessing.Value("i", 0)
-    ready = multiprocessing.Event()
-    server = multiprocessing.Process(
-        target=serve_bots, args=(port, delay, in_flight, ready), daemon=True
-    )
-    server.start()
-    ready.wait(30)
-    return server, port, in_flight
-
+from benchmarks import harness, machine, probe
+from benchmarks.slow_bots import bot_server_start
 
 # -- the run --------------------------------------------------------------------------------
 
@@ -131,7 +87,15 @@ def main() -> None:
     parser.add_argument("--server", default=harness.POSTGRES)
     parser.add_argument("--broker", default=f"{harness.REDIS}/12")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--profile", type=Path, help="py-spy's flame graph of bot-calls here")
+    parser.add_argument("--baseline-ref", help="also run REF's tree, rounds taking turns")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds a tree (baseline)")
     options = parser.parse_args()
+    if options.baseline_ref:
+        from benchmarks import baseline
+
+        baseline.compare(options.baseline_ref, options.rounds, baseline.args_without_baseline())
+        return
     if options.caller:
         caller_run(options)
         return
@@ -189,10 +153,11 @@ def one_run(options, broker, port: int, count: int, in_flight, server_pid: int) 
         )
         for i in range(2 * count)
     )  # fmt: skip
-    workers = {"cpu": [_start_worker(queue, "cpu", 2)]}
+    probe_dir = Path(mkdtemp())
+    workers = {"cpu": [_start_worker(queue, "cpu", 2, probe_dir)]}
     if not options.inline:
         workers["bot-calls"] = [
-            _start_worker(f"{queue}-bot-calls", f"calls{i}", options.calls_threads)
+            _start_worker(f"{queue}-bot-calls", f"calls{i}", options.calls_threads, probe_dir)
             for i in range(options.calls_workers)
         ]
     time.sleep(8)  # the workers connect and are ready
@@ -220,7 +185,9 @@ def one_run(options, broker, port: int, count: int, in_flight, server_pid: int) 
         # A profiler attached to a worker can start at this line.
         print(f"{count} matches: the window opens", flush=True)
         window_start = timezone.now()
-        cpu_before = {name: _group_cpu_s(group) for name, group in workers.items()}
+        profiler = probe.profile_start(options.profile, options.window, workers.get("bot-calls"))
+        trips_before = probe.read(probe_dir)
+        cpu_before = {name: machine.group_cpu_s(group) for name, group in workers.items()}
         others = OtherProcesses(server_pid)
         samples = []
         end = time.monotonic() + options.window
@@ -230,13 +197,18 @@ def one_run(options, broker, port: int, count: int, in_flight, server_pid: int) 
                 others.sample()
             time.sleep(0.05)
         window_end = timezone.now()
-        cpu = {name: _group_cpu_s(group) - cpu_before[name] for name, group in workers.items()}
+        cpu = {
+            name: machine.group_cpu_s(group) - cpu_before[name] for name, group in workers.items()
+        }
         cpu |= others.sample()
+        trips_after = probe.read(probe_dir)
         memory = {
-            name: sum(_group_rss_mib(w.pid) for w in group) for name, group in workers.items()
+            name: sum(machine.group_rss_mib(w.pid) for w in group)
+            for name, group in workers.items()
         }
         # Answers of the window still on their way to the CPU worker are recorded.
         time.sleep(5)
+        probe.profile_end(profiler)
     finally:
         for group in workers.values():
             for worker in group:
@@ -260,6 +232,13 @@ def one_run(options, broker, port: int, count: int, in_flight, server_pid: int) 
         if turn_start is not None:
             delays.append((sent_at - turn_start).total_seconds() * 1000)
     delays.sort()
+    # A seat forfeited by the end (the arena's delay is never the bot's time: none should
+    # be on time), by reason.
+    forfeits: dict[str, int] = {}
+    for reason in Match.objects.filter(pk__in=matches, forfeit_seat__isnull=False).values_list(
+        "end_reason", flat=True
+    ):
+        forfeits[reason] = forfeits.get(reason, 0) + 1
     Match.objects.filter(pk__in=matches, status="active").update(status="aborted")
     result = {
         "matches": count,
@@ -273,8 +252,10 @@ def one_run(options, broker, port: int, count: int, in_flight, server_pid: int) 
         "worker_rss_mib": {name: round(mib, 1) for name, mib in memory.items()},
         "cpu_ms_per_turn": {
             name: round(1000 * seconds / turns, 2) if turns else None
-            for name, seconds in cpu.items()
+            for name, seconds in (cpu | {"total": sum(cpu.values())}).items()
         },
+        "per_turn": probe.per_turn(trips_before, trips_after, turns),
+        "forfeits": forfeits,
         "load": round(os.getloadavg()[0], 1),
     }
     print(
@@ -283,16 +264,17 @@ def one_run(options, broker, port: int, count: int, in_flight, server_pid: int) 
         f"calls in flight median {result['in_flight_median']}, max {result['in_flight_max']}; "
         f"dispatch delay p50 {result['dispatch_ms_p50']} ms, p99 {result['dispatch_ms_p99']} "
         f"ms; worker RSS {result['worker_rss_mib']} MiB; CPU a turn "
-        f"{result['cpu_ms_per_turn']} ms; load {result['load']}"
+        f"{result['cpu_ms_per_turn']} ms; a turn {result['per_turn']}; forfeits "
+        f"{forfeits or 'none'}; load {result['load']}"
     )
     return result
 
 
 def pool_only_run(options, broker, port: int, in_flight) -> dict:
     """Queue ``--pool-only`` calls at once, each to a bot of its own; sample in flight."""
-    from bots.protocol import build_request
     from bots.tasks import bot_call
-    from games.engine import load_game
+    from cardkit.engine import load_game
+    from cardkit.protocol import build_request
 
     calls_queue = f"{broker.queue}-bot-calls"
     _empty(broker)
@@ -323,7 +305,7 @@ def pool_only_run(options, broker, port: int, in_flight) -> dict:
         while time.monotonic() < end:
             samples.append(in_flight.value)
             time.sleep(0.05)
-        memory = _group_rss_mib(worker.pid)
+        memory = machine.group_rss_mib(worker.pid)
     finally:
         harness.stop_process_group(worker)
         _empty(broker)
@@ -349,9 +331,9 @@ def caller_run(options, at_once: int = 300) -> dict:
 
     import uvloop
 
-    from bots.caller import AsyncBotCaller
-    from bots.protocol import build_request
-    from games.engine import load_game
+    from cardkit.caller import AsyncBotCaller
+    from cardkit.engine import load_game
+    from cardkit.protocol import build_request
 
     server, port, in_flight = bot_server_start(options.delay)
     state = load_game("durak", players=2).deal(seed=1, dealer=0)
@@ -399,11 +381,18 @@ def _quantile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def _start_worker(queue: str, name: str, concurrency: int):
+def _start_worker(queue: str, name: str, concurrency: int, probe_dir: Path | None = None):
     pool = "prefork" if name == "cpu" else "threads"
     node = f"{name}-{queue}@{socket.gethostname()}"
     command = harness.celery_worker(node=node, pool=pool, concurrency=concurrency)
-    return harness.start([*command, "-Q", queue], env={})
+    queues = harness.cpu_queues(queue) if name == "cpu" else queue
+    if probe_dir is None:
+        return harness.start([*command, "-Q", queues], env={})
+    # benchmarks.probe counts the worker's round trips (it changes none of its code).
+    return harness.start(
+        [*command, "-Q", queues, "--include", "benchmarks.probe"],
+        env={"BENCH_PROBE_DIR": str(probe_dir)},
+    )
 
 
 def _empty(broker) -> None:
@@ -411,24 +400,6 @@ def _empty(broker) -> None:
     import redis
 
     redis.Redis.from_url(broker.url).delete(broker.queue, f"{broker.queue}-bot-calls")
-
-
-def _group_pids(pid: int) -> list[int]:
-    """The processes of the group led by ``pid``."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if os.getpgid(int(entry.name)) == pid:
-                    pids.append(int(entry.name))
-            except (OSError, ProcessLookupError):
-                continue
-    return pids
-
-
-def _group_cpu_s(group) -> float:
-    """The CPU seconds (user and system) the process groups led by ``group`` used so far."""
-    return _pids_cpu_s([pid for worker in group for pid in _group_pids(worker.pid)])
 
 
 class OtherProcesses:
@@ -439,12 +410,12 @@ class OtherProcesses:
 
     def __init__(self, server_pid: int) -> None:
         self.fixed = {
-            "bot server": [server_pid], "redis": _redis_pids(), "benchmark": [os.getpid()]
+            "bot server": [server_pid], "redis": machine.redis_pids(), "benchmark": [os.getpid()]
         }  # fmt: skip
         # pid -> (CPU seconds when first seen, when last seen); a backend first seen during
         # the window started during it.
         self.backends: dict[int, list[float]] = {}
-        self.start = {name: _pids_cpu_s(pids) for name, pids in self.fixed.items()}
+        self.start = {name: machine.pids_cpu_s(pids) for name, pids in self.fixed.items()}
         self._backends_read(first=True)
 
     def _backends_read(self, *, first: bool = False) -> None:
@@ -456,58 +427,18 @@ class OtherProcesses:
                 "AND pid <> pg_backend_pid()"
             )
             for (pid,) in cursor.fetchall():
-                used = _pids_cpu_s([pid])
+                used = machine.pids_cpu_s([pid])
                 seen = self.backends.setdefault(pid, [used if first else 0.0, used])
                 seen[1] = max(seen[1], used)
 
     def sample(self) -> dict[str, float]:
         """Read the backends again; return each group's CPU seconds since the start."""
         self._backends_read()
-        used = {name: _pids_cpu_s(pids) - self.start[name] for name, pids in self.fixed.items()}
+        used = {
+            name: machine.pids_cpu_s(pids) - self.start[name] for name, pids in self.fixed.items()
+        }
         used["postgres"] = sum(last - first for first, last in self.backends.values())
         return used
-
-
-def _redis_pids() -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "comm").read_text().strip() == "redis-server":
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return pids
-
-
-def _pids_cpu_s(pids: list[int]) -> float:
-    """The CPU seconds (user and system) these processes used so far."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / ticks
-
-
-def _group_rss_mib(pid: int) -> float:
-    """The resident memory of the process group led by ``pid``, in MiB."""
-    total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if os.getpgid(int(entry.name)) != pid:
-                continue
-            for line in (entry / "status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except (OSError, ProcessLookupError):
-            continue
-    return round(total / 1024, 1)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,9 @@ import statistics
 import time
 from pathlib import Path
 
-from bots.builtin import DEFAULT_BUDGET, decision_rng, get_player
-from bots.kit.arena import wilson_interval
-from games.engine import load_game
+from cardkit.engine import load_game
+from cardkit.players import DEFAULT_BUDGET, decision_rng, get_player
+from cardkit.stats.proportions import wilson_interval
 
 PAIRINGS = [("strong", "greedy"), ("greedy", "random"), ("strong", "random")]
 

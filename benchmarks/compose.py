@@ -1,6 +1,6 @@
 """docker/compose.yaml and docker/Dockerfile read as compose would run them, for running
 the production shape's processes directly (no Docker engine here): the ops tests and the
-production soak (``benchmarks.soak --shape production``)."""
+production soak (``benchmarks.soak_production``)."""
 
 from __future__ import annotations
 

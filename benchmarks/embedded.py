@@ -4,7 +4,7 @@
 
 For each embedded broker polling interval in ``--polls`` (``EMBEDDED_BROKER_POLL``), runs
 ``scripts/run-dev`` (SQLite, the embedded broker, no ladder) in a fresh folder, registers
-one HTTP bot (``bots.kit.serve``, greedy) through the API, then plays ``--matches``
+one HTTP bot (``cardkit serve``, greedy) through the API, then plays ``--matches``
 two-player Durak deals of that bot against the built-in ``greedy``, one after another,
 and reports the seconds a ply takes (a match's time from its start to its end over its
 plies): median and range over the matches. Each HTTP bot turn crosses the broker to the

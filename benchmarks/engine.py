@@ -18,7 +18,7 @@ import statistics
 import time
 from pathlib import Path
 
-from games.engine import load_game
+from cardkit.engine import load_game
 
 VARIANTS = [
     ("durak", 2, 36), ("durak", 3, 36), ("durak", 4, 36), ("durak", 2, 32),
@@ -58,6 +58,7 @@ def run(seconds: float, repeats: int) -> list[dict]:
             "game": name, "players": players, "deck_size": deck_size,
             "deals_per_s": statistics.median(deal_rates),
             "deals_per_s_min": min(deal_rates), "deals_per_s_max": max(deal_rates),
+            "deals_per_s_runs": deal_rates,
             "moves_per_s": statistics.median(r[1] for r in rates),
         })
     return rows

@@ -14,6 +14,8 @@ stopped.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import signal
 import socket
@@ -46,9 +48,12 @@ class Database:
 
 
 @contextmanager
-def scratch_database(server: str = POSTGRES, *, sqlite: bool = False) -> Iterator[Database]:
-    """Create an empty database on ``server`` (or an SQLite file); drop it at the end."""
-    name = f"cardserver_bench_{uuid.uuid4().hex[:8]}"
+def scratch_database(
+    server: str = POSTGRES, *, sqlite: bool = False, name: str = ""
+) -> Iterator[Database]:
+    """Create an empty database on ``server`` (or an SQLite file); drop it at the end.
+    ``name`` picks its name (one left by an interrupted run is dropped first)."""
+    name = name or f"cardserver_bench_{uuid.uuid4().hex[:8]}"
     if sqlite:
         with tempfile.TemporaryDirectory() as folder:
             try:
@@ -59,6 +64,7 @@ def scratch_database(server: str = POSTGRES, *, sqlite: bool = False) -> Iterato
     import psycopg
 
     with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
         yield Database(name, f"{server}/{name}")
@@ -171,14 +177,37 @@ def start(command: list[str], *, env: Mapping[str, str], log: Path | None = None
 
 def stop_process_group(process: subprocess.Popen, timeout: float = 30) -> None:
     """Stop a process started with ``start_new_session=True`` and its group: SIGTERM, then
-    SIGKILL if it has not ended within ``timeout`` seconds."""
-    if process.poll() is None:
+    SIGKILL if it has not ended within ``timeout`` seconds. The group is signalled even
+    when its leader has ended: a script's background children (``cmd &``) outlive it in
+    the group, and were left running when only a live leader was signalled."""
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        process.wait()
+    deadline = time.monotonic() + timeout
+    while _group_alive(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def cpu_queues(default_queue: str = "celery") -> str:
+    """Return ``-Q``'s value for one worker that plays the CPU worker's part and the
+    interactive worker's (``INTERACTIVE_QUEUE``) for this default queue."""
+    interactive = "interactive" if default_queue == "celery" else f"{default_queue}-interactive"
+    return f"{default_queue},{interactive}"
 
 
 def celery_worker(*, node: str, pool: str = "prefork", concurrency: int = 1) -> list[str]:
@@ -197,3 +226,20 @@ def wait_until(predicate: Callable[[], bool], *, timeout: float, what: str) -> N
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(0.1)
+
+
+@contextmanager
+def bench_lock(path: Path | None) -> Iterator[None]:
+    """Hold an exclusive flock on ``path`` (none when it is None), as ``flock -x`` does, so
+    that benchmarks sharing a machine time one at a time; say how long it took to get."""
+    if path is None:
+        yield
+        return
+    with open(path, "a") as handle:
+        started = time.perf_counter()
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        print(f"(lock {path} taken after {time.perf_counter() - started:.0f} s)", flush=True)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

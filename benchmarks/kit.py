@@ -2,11 +2,11 @@
 
     python -m benchmarks.kit [--seconds 2] [--repeats 3] [--no-install]
 
-- ``env``: steps per second of ``bots.kit.rl.env`` per table, random masked actions (an
+- ``env``: steps per second of ``cardkit.rl.env`` per table, random masked actions (an
   observation and a mask for the agent to act at every step, as a learner needs), on one
   pinned core; beside it, the engine's own random-play moves per second on the same table
   in the same run (``benchmarks.engine.play_for``), the baseline it is built on.
-- ``arena``: deals per second of ``bots.kit.arena.play_deal`` with built-in players
+- ``arena``: deals per second of ``cardkit.arena.play_deal`` with built-in players
   (every seat asked with the server's request), beside the same players on the bare
   engine (no request, no log), interleaved.
 - ``install``: the wheel of kit/pyproject.toml, and the size of a fresh venv's
@@ -42,7 +42,7 @@ ARENA = [
 
 
 def env_steps(game: str, players: int, deck: int, seconds: float, seed: int) -> float:
-    from bots.kit.rl import env
+    from cardkit.rl import env
 
     table = env(game, players=players, deck_size=deck if game == "durak" else None)
     rng = np.random.default_rng(seed)
@@ -61,8 +61,8 @@ def env_steps(game: str, players: int, deck: int, seconds: float, seed: int) -> 
 
 
 def arena_deals(game: str, players: int, names: list[str], seconds: float) -> float:
-    from bots.kit.arena import deal_seed, play_deal
-    from bots.kit.players import BuiltinPlayer
+    from cardkit.arena import deal_seed, play_deal
+    from cardkit.specs import BuiltinPlayer
 
     bots = [BuiltinPlayer(name) for name in names]
     deals = 0
@@ -76,9 +76,9 @@ def arena_deals(game: str, players: int, names: list[str], seconds: float) -> fl
 
 def direct_deals(game: str, players: int, names: list[str], seconds: float) -> float:
     """The baseline of ``arena_deals``: the same players on the engine, with no request."""
-    from bots.builtin import decision_rng, get_player
-    from bots.kit.arena import deal_seed
-    from games.engine import load_game
+    from cardkit.arena import deal_seed
+    from cardkit.engine import load_game
+    from cardkit.players import decision_rng, get_player
 
     table = load_game(game, players=players)
     bots = [get_player(name, game) for name in names]

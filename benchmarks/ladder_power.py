@@ -9,7 +9,7 @@ the anchor). For each shape the bots' games are played once into a bank (every t
 of the shape, ``--decks`` decks, each deck in every seat rotation; cached under
 ``var/ladder_power/``), and each simulated ladder draws its deals from the bank. The
 ladder's own code chooses the tables (``tournaments.pairing``) and fits the ratings
-(``tournaments.bradley_terry.fit_ratings``, anchored on `random`).
+(``cardkit.stats.bradley_terry.fit_ratings``, anchored on `random`).
 
 A run stops when the fit's order is confident: every adjacent pair separated with a
 likelihood of superiority of at least 95%, checked after every table for the first
@@ -52,10 +52,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bots.builtin import decision_rng
-from bots.builtin.greedy import greedy_choice
-from games.engine import load_game
-from tournaments.bradley_terry import fit_ratings
+from cardkit.engine import load_game
+from cardkit.players import decision_rng
+from cardkit.players.greedy import greedy_choice
+from cardkit.stats.bradley_terry import fit_ratings
 from tournaments.pairing import Candidate, closest_table, informative_table
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -192,13 +192,15 @@ def _init(banks: dict[str, str]) -> None:
 def simulate(task: tuple) -> dict:
     """Run one seeded ladder until its order is confident; return games and verdict.
 
-    ``task``: (shape, policy, seed, max games, bootstraps, true order[, rating model]);
-    the model orders the leaderboard, ``bt`` (``fit_ratings``) unless named.
+    ``task``: (shape, policy, seed, max games, bootstraps, true order[, leaderboard]);
+    the leaderboard is a class called with ``linked`` and fed the deals as ``Outcomes``
+    is (another rating model's, handed in by ``benchmarks.rating_models``), else
+    ``Outcomes``, whose fit is ``fit_ratings`` (Bradley-Terry).
 
     The results are kept as distinct outcomes with counts (``fit_ratings(counts=...)``),
     so that a fit costs the same after 100 games or 20,000.
     """
-    shape, policy, seed, max_games, bootstraps, truth, *model = task
+    shape, policy, seed, max_games, bootstraps, truth, *board = task
     pairing, duplicate, linked, told_los = POLICIES[policy]
     bank = _BANK[shape]
     _, players = parse_shape(shape)
@@ -206,13 +208,7 @@ def simulate(task: tuple) -> dict:
     combos = {c: t for t, c in enumerate(itertools.combinations(range(size), players))}
     rng = random.Random(seed)
     draw = random.Random(f"deals:{seed}")
-    if model and model[0] != "bt":
-        # The leaderboard of another rating model (benchmarks.rating_models).
-        from benchmarks.rating_models import LEADERBOARDS
-
-        results = LEADERBOARDS[model[0]](linked)
-    else:
-        results = Outcomes(linked)
+    results = (board[0] if board and board[0] is not None else Outcomes)(linked)
     games = dict.fromkeys(range(size), 0)
     fitted: dict[int, dict] = {}
     next_check = 0
@@ -311,16 +307,27 @@ def _confident(entries) -> bool:
 # --- The command ---------------------------------------------------------------------------
 
 
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (no figures come from zero runs)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too few: give 1 or more")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--policies", default=",".join(POLICIES))
-    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--runs", type=positive, default=50)
     parser.add_argument("--first-seed", type=int, default=0, help="seed of the first run")
-    parser.add_argument("--decks", type=int, help="bank decks per table (default: DECKS)")
-    parser.add_argument("--max-games", type=int, default=20000)
+    parser.add_argument("--decks", type=positive, help="bank decks per table (default: DECKS)")
+    parser.add_argument("--max-games", type=positive, default=20000)
     parser.add_argument("--bootstraps", type=int, default=200)
-    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--processes", type=positive, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
     shapes = options.shapes.split(",")

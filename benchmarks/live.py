@@ -4,7 +4,7 @@
                               [--wake-streams 1000] [--wake-matches 100] [--wake-moves 400]
                               [--idle-seconds 0] [--rounds 1] [--server fresh|kept]
                               [--holder process|thread] [--warmup 3] [--settle 0]
-                              [--quiet-below 0.25] [--gc-stats]
+                              [--quiet-below 0.25] [--gc-stats] [--through-proxy]
 
 It starts gunicorn with uvicorn workers (``cardserver.asgi``, ``--workers`` processes)
 on a fresh PostgreSQL database, wake-ups through Redis pub/sub (Redis database 14), the
@@ -41,6 +41,10 @@ caps on open streams and the rate limits off, raises this process's open-file li
     that match. Reported: p50 and p99 (an event may arrive before the answer does:
     the server publishes at commit, before it sends the answer; such times count as 0).
 
+With ``--through-proxy`` every client (streams, players, probe) goes through nginx in
+front of the server (``scripts/proxy``, docker/nginx/'s configuration, kept across the
+server's restarts); the server's figures are still its own processes'.
+
 Everything runs on this machine: the server, PostgreSQL, Redis and the load generator,
 whose CPU use is reported beside the figures, with the load average.
 """
@@ -48,28 +52,19 @@ whose CPU use is reported beside the figures, with the load average.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import resource
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 from benchmarks import harness
 from benchmarks.api import Server, _tokens, _username
-from benchmarks.api_load import Player, StdlibTransport, run_throughput
+from benchmarks.api_load import Player, run_throughput
+from benchmarks.edge import Proxy
+from benchmarks.live_parts import held_clients, wake_latency
 from benchmarks.live_report import report
-from benchmarks.machine import (
-    busiest_since,
-    cpu_since,
-    every_process_cpu,
-    machine_columns,
-    process_counters,
-)
 from benchmarks.machine import own_cpu as _cpu
-from benchmarks.machine import processes_cpu as _process_cpu
 from benchmarks.stream_holder import HolderProcess, StreamHolder
 
 
@@ -80,264 +75,6 @@ def raise_open_files(wanted: int) -> int:
     if target > soft:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-def server_rss_mb(port: int) -> float:
-    """Resident memory (MB) of every process serving ``port`` (gunicorn and its workers)."""
-    total = 0
-    for pid in _process_cpu(f"127.0.0.1:{port}"):
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return total / 1024
-
-
-def wait_until_quiet(port: int, *, below: float, timeout: float) -> tuple[float, float]:
-    """Wait until the server on ``port`` uses under ``below`` cores for a second; return
-    (seconds waited, the cores of that last second).
-
-    A stream is answered before its first read (each account stream's active matches,
-    each match stream's view, queued in the live reader pool), so the holder sees the
-    last streams open while the server may still read for them: that is the cost of
-    opening them, not of holding them, and it is kept out of the play measured. On
-    2026-12-04 the server was quiet within the first second after 10,000 streams opened.
-    """
-    started = time.perf_counter()
-    while True:
-        before = _process_cpu(f"127.0.0.1:{port}")
-        time.sleep(1.0)
-        cores = cpu_since(before, f"127.0.0.1:{port}")
-        waited = time.perf_counter() - started
-        if cores < below or waited > timeout:
-            return waited, cores
-
-
-def probe_games(url: str, stop: threading.Event, found: list[float]) -> None:
-    """Time ``GET /api/v1/games/`` every 50 ms until ``stop``."""
-    http = StdlibTransport(url, "unused")
-    http.headers = {}
-    while not stop.is_set():
-        started = time.perf_counter()
-        status, _ = http.request("GET", "/api/v1/games/")
-        if status == 200:
-            found.append(1000 * (time.perf_counter() - started))
-        stop.wait(0.05)
-    http.close()
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def gc_totals(server: Server, directory: Path | None) -> dict | None:
-    """The server's collections so far, summed over its processes (``--gc-stats``)."""
-    if directory is None:
-        return None
-    pids = set(_process_cpu(f"127.0.0.1:{server.port}"))
-    totals = {gen: [0, 0.0, 0.0, 0.0] for gen in "012"}
-    for path in directory.glob("gc-*.json"):
-        try:
-            stats = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if stats["pid"] not in pids:
-            continue
-        for gen, found in stats["collections"].items():
-            total = totals[gen]
-            total[0] += found["count"]
-            total[1] += found["seconds"]
-            total[2] = max(total[2], found["longest"])
-            total[3] += found.get("cpu", 0.0)
-    return totals
-
-
-def gc_since(before: dict | None, after: dict | None) -> dict | None:
-    """Collections per generation between two ``gc_totals``: count, seconds, longest so far."""
-    if before is None or after is None:
-        return None
-    return {
-        gen: {"count": after[gen][0] - before[gen][0],
-              "seconds": round(after[gen][1] - before[gen][1], 3),
-              "cpu": round(after[gen][3] - before[gen][3], 3),
-              "longest_so_far": round(after[gen][2], 3)}
-        for gen in after
-    }  # fmt: skip
-
-
-def census(server: Server, directory: Path | None, name: str) -> dict | None:
-    """Ask each server process for the commonest types of its tracked objects."""
-    if directory is None:
-        return None
-    pids = set(_process_cpu(f"127.0.0.1:{server.port}"))
-    (directory / f"census-{name}").touch()
-    found: dict = {}
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        for path in directory.glob(f"census-{name}-*.json"):
-            pid = int(path.stem.rsplit("-", 1)[1])
-            if pid in pids and pid not in found:
-                with contextlib.suppress(ValueError):
-                    found[pid] = json.loads(path.read_text())
-        # The master process does not load the application: only the workers answer.
-        if len(found) >= len(pids) - 1:
-            break
-        time.sleep(0.5)
-    return found
-
-
-def held_clients(server: Server, holder, n: int, *, players, accounts, matches,
-                 seconds: float, idle_seconds: float = 0, gc_dir: Path | None = None,
-                 label: str = "", settle: float = 0,
-                 quiet_below: float = 0.25) -> dict:  # fmt: skip
-    """Part (a) for one N."""
-    rss0 = server_rss_mb(server.port)
-    specs = []
-    for i in range(n):
-        if i % 2:
-            specs.append(("/api/v1/stream/events/", accounts[i % len(accounts)], None))
-        else:
-            specs.append((f"/api/v1/matches/{matches[i % len(matches)]}/stream/", None, None))
-    started = time.perf_counter()
-    holder.open(specs)
-    open_s = time.perf_counter() - started
-    drain_s, quiet_cores = wait_until_quiet(server.port, below=quiet_below, timeout=300)
-    rss1 = server_rss_mb(server.port)
-    objects = census(server, gc_dir, f"{label}-held")
-    idle_cores = None
-    if idle_seconds:
-        # The streams' own cost, apart from the play's and from other work's: the server's
-        # CPU while it only holds them (their keep-alives, its timers, the caps' heartbeat).
-        cpu0 = sum(_process_cpu(f"127.0.0.1:{server.port}").values())
-        time.sleep(idle_seconds)
-        idle_cores = (sum(_process_cpu(f"127.0.0.1:{server.port}").values()) - cpu0) / idle_seconds
-    tokens, names = players
-    if settle:
-        # Play, unmeasured: the streams just opened are young objects, which the garbage
-        # collector walks as it promotes them, once per generation, at the first
-        # collections after they opened: a cost of opening them, not of holding them.
-        run_throughput(server.url, tokens, names, settle, server)
-    stop, latencies = threading.Event(), []
-    probe = threading.Thread(target=probe_games, args=(server.url, stop, latencies))
-    gc0, holder_cpu0 = gc_totals(server, gc_dir), holder.cpu()
-    probe.start()
-    ours = {os.getpid(), *_process_cpu(server.database), *_process_cpu(f"127.0.0.1:{server.port}")}
-    if getattr(holder, "process", None) is not None:
-        ours.add(holder.process.pid)
-    web_pids = list(_process_cpu(f"127.0.0.1:{server.port}"))
-    every0, columns0 = every_process_cpu(), machine_columns()
-    counters0, window0 = process_counters(web_pids), time.perf_counter()
-    got = run_throughput(server.url, tokens, names, seconds, server)
-    window = time.perf_counter() - window0
-    counters1, columns1 = process_counters(web_pids), machine_columns()
-    others = busiest_since(every0, window, exclude=ours)
-    stop.set()
-    probe.join()
-    # Over the whole window (the players' start and end with it): per move, at its rate.
-    moves = max(1.0, got["moves_per_s"] * window)
-    gc1, holder_cpu1 = gc_totals(server, gc_dir), holder.cpu()
-    held, failed = holder.counts()
-    holder.close()
-    return {
-        "streams": n,
-        "opened": held,
-        "failed": failed,
-        "open_seconds": open_s,
-        # From the last stream's answer to the server's first quiet second (its opening
-        # reads done), and that second's cores: the held streams' own cost.
-        "drain_seconds": drain_s,
-        "quiet_cores": quiet_cores,
-        "moves_per_s": got["moves_per_s"],
-        "get_p50_ms": percentile(latencies, 0.5),
-        "get_p99_ms": percentile(latencies, 0.99),
-        "gets": len(latencies),
-        "rss_mb": rss1,
-        "kb_per_stream": 1024 * (rss1 - rss0) / n if n else None,
-        "idle_server_cores": idle_cores,
-        # The players' and the probe's process (and the holder's, with --holder thread).
-        "generator_cpu": got["generator_cpu"],
-        # The holder process's cores over the play (with --holder process), about as long.
-        "holder_cores": (holder_cpu1 - holder_cpu0) / seconds if holder_cpu0 is not None else None,
-        "server_cpu_ms_per_move": got["cpu_ms_per_move"]["gunicorn"],
-        "other_cores": got["other_cores"],
-        # What the other work was: the busiest processes not the benchmark's (its server,
-        # its database's backends, its players, its holder), and the machine's time in
-        # the kernel's softirqs and stolen by the host (no process's).
-        "other_top": others,
-        "machine_cores": {
-            kind: round((columns1[kind] - columns0[kind]) / window, 3)
-            for kind in ("user", "system", "softirq", "steal", "idle")
-        },
-        # The web processes during the play: user and kernel CPU per move, minor page
-        # faults per move, and switches per second (involuntary: preempted for a core).
-        "server_per_move": {
-            "user_ms": round(1000 * (counters1["user"] - counters0["user"]) / moves, 3),
-            "system_ms": round(1000 * (counters1["system"] - counters0["system"]) / moves, 3),
-            "minor_faults": round(
-                (counters1["minor_faults"] - counters0["minor_faults"]) / moves, 1
-            ),
-        },
-        "server_switches_per_s": {
-            kind: round((counters1[kind] - counters0[kind]) / window)
-            for kind in ("voluntary", "involuntary")
-        },
-        "load": os.getloadavg()[0],
-        "gc": gc_since(gc0, gc1),
-        "census": objects,
-    }
-
-
-def wake_latency(server: Server, holder, movers: list[Player], streams: int,
-                 moves: int) -> dict:  # fmt: skip
-    """Part (b)."""
-    specs = [
-        (f"/api/v1/matches/{movers[i % len(movers)].match_id}/stream/", None,
-         movers[i % len(movers)].match_id)
-        for i in range(streams)
-    ]  # fmt: skip
-    holder.open(specs)
-    time.sleep(2)
-    answered: dict[tuple[int, int], float] = {}
-    live = list(movers)
-    made = 0
-    while made < moves and live:
-        for player in list(live):
-            view = player.view()
-            status, body = player.move(view)
-            now = time.monotonic()
-            if status != 200:
-                continue
-            answered[(player.match_id, body["next_ply"])] = now
-            made += 1
-            if body["ended_match"]:
-                live.remove(player)
-            if made >= moves:
-                break
-    time.sleep(2)
-    per_stream = streams // len(movers)
-    latencies, missing = [], 0
-    every = holder.take_arrivals()
-    for key, at in answered.items():
-        arrivals = every.get(key, [])
-        missing += max(0, per_stream - len(arrivals))
-        latencies.extend(max(0.0, 1000 * (t - at)) for t in arrivals)
-    opened, _ = holder.counts()
-    holder.close()
-    return {
-        "streams": streams,
-        "opened": opened,
-        "moves": made,
-        "events": len(latencies),
-        "missing_events": missing,
-        "p50_ms": percentile(latencies, 0.5),
-        "p99_ms": percentile(latencies, 0.99),
-        "max_ms": max(latencies) if latencies else float("nan"),
-    }
 
 
 def main() -> None:
@@ -384,6 +121,10 @@ def main() -> None:
         action="store_true",
         help="count the server's garbage collections (CARDSERVER_GC_STATS)",
     )
+    parser.add_argument(
+        "--through-proxy", action="store_true",
+        help="every client through nginx in front of the server (scripts/proxy)",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument("--server-log", type=Path, help="append the server's log here")
     args = parser.parse_args()
@@ -440,19 +181,32 @@ class Servers:
         self.server: Server | None = None
         self.holder = None
         self.started = 0
+        self.proxy: Proxy | None = None
 
     def start(self) -> Server:
+        """Start a new server (and nginx in front, the first time, with --through-proxy);
+        its ``client_url`` is where the clients go."""
         self.stop()
         self.server = self.new_server().__enter__()
         self.started += 1
+        if self.args.through_proxy and self.proxy is None:
+            log = Path(tempfile.mkdtemp(prefix="live-proxy-")) / "access.log"
+            self.proxy = Proxy(f"127.0.0.1:{self.server.port}", log).__enter__()
+        self.server.client_url = self.proxy.url if self.proxy else self.server.url
         self.holder = (HolderProcess if self.args.holder == "process" else StreamHolder)(
-            self.server.port
+            self.proxy.port if self.proxy else self.server.port
         )
         return self.server
 
+    def close(self) -> None:
+        self.stop()
+        if self.proxy is not None:
+            self.proxy.__exit__()
+            self.proxy = None
+
     def warm_up(self, players) -> None:
         if self.args.warmup:
-            run_throughput(self.server.url, *players, self.args.warmup, self.server)
+            run_throughput(self.server.client_url, *players, self.args.warmup, self.server)
 
     def stop(self) -> None:
         if self.holder is not None:
@@ -474,7 +228,7 @@ def run_parts(args, new_server, counts: list[int], gc_dir: Path | None) -> dict:
     try:
         movers = []
         for index, token in enumerate(mover_tokens):
-            player = Player(server.url, token, seed=5000 + index)
+            player = Player(server.client_url, token, seed=5000 + index)
             player.new_match(_username(token))
             movers.append(player)
         matches = [player.match_id for player in movers]
@@ -507,7 +261,7 @@ def run_parts(args, new_server, counts: list[int], gc_dir: Path | None) -> dict:
             player.http.close()
         generator_cpu = _cpu() - cpu0
     finally:
-        servers.stop()
+        servers.close()
     return {"held": held, "wake": wake, "generator_cpu": generator_cpu}
 
 

@@ -30,10 +30,12 @@ def summary(held: list[dict]) -> list[dict]:
 
 def report(args, figures: dict, limit: int, load0, load1) -> None:
     held, wake, generator_cpu = figures["held"], figures["wake"], figures["generator_cpu"]
+    proxy = ", every client through nginx" if getattr(args, "through_proxy", False) else ""
     print()
     print(
         f"{os.cpu_count()} cores, gunicorn {args.workers} uvicorn workers, PostgreSQL, Redis "
-        f"pub/sub; {args.server} server per N, streams held from a {args.holder}; open-file "
+        f"pub/sub; {args.server} server per N, streams held from a {args.holder}{proxy}; "
+        f"open-file "
         f"limit {limit}; load average {load0[0]:.1f} at the start, {load1[0]:.1f} at the "
         f"end; load generator CPU {generator_cpu:.0f} s in all"
     )

@@ -4,7 +4,9 @@ Eight people may share two cores: a benchmark waits for the machine to go quiet
 (``wait_for_idle``), measures the CPU its own processes spent (``processes_cpu``,
 ``cpu_since``, ``own_cpu``) against the whole machine's (``machine_cpu``), and times a
 fixed piece of Python before each run (``calibrate``), since a virtual machine also
-changes speed with nothing of its own to show for it. Linux only (``/proc``).
+changes speed with nothing of its own to show for it. A benchmark that starts workers
+reads the CPU time and resident memory of their process groups (``group_cpu_s``,
+``group_rss_mib``). Linux only (``/proc``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def calibrate() -> float:
     The machine's speed varies beyond what other processes take (a virtual machine's
     host is shared too); this figure, taken before each run, says how fast it was.
     """
-    from games.engine import load_game
+    from cardkit.engine import load_game
 
     game = load_game("durak", players=2)
     started = time.perf_counter()
@@ -160,3 +162,66 @@ def process_counters(pids) -> dict[str, float]:
             kind, count = line.split(":")
             total["involuntary" if kind.startswith("non") else "voluntary"] += int(count)
     return total
+
+
+# -- process groups: the workers' CPU and memory ------------------------------------------
+
+
+def group_pids(pid: int) -> list[int]:
+    """The processes of the group led by ``pid``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.getpgid(int(entry.name)) == pid:
+                    pids.append(int(entry.name))
+            except (OSError, ProcessLookupError):
+                continue
+    return pids
+
+
+def group_cpu_s(group) -> float:
+    """The CPU seconds (user and system) the process groups led by ``group`` used so far."""
+    return pids_cpu_s([pid for worker in group for pid in group_pids(worker.pid)])
+
+
+def redis_pids() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "redis-server":
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+def pids_cpu_s(pids: list[int]) -> float:
+    """The CPU seconds (user and system) these processes used so far."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+def group_rss_mib(pid: int) -> float:
+    """The resident memory of the process group led by ``pid``, in MiB."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry.name)) != pid:
+                continue
+            for line in (entry / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except (OSError, ProcessLookupError):
+            continue
+    return round(total / 1024, 1)

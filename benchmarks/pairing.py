@@ -17,7 +17,7 @@ From those games it takes two pentanomial distributions of pair outcomes:
   random deck (the product of the two games' score distributions; seats alternate,
   as in the paired test), which is what an unpaired test of the same games would see.
 
-It then runs ``--runs`` sequential tests (``tournaments.sprt.simulate``, LLR after every
+It then runs ``--runs`` sequential tests (``cardkit.stats.sprt.simulate``, LLR after every
 pair, the default bounds nElo [0, 20] and, for comparison, logistic Elo [0, 20],
 alpha = beta = 0.05) drawing pairs from each distribution, and prints the mean games to
 a decision, paired and unpaired, and their ratio. The tests resample the played pairs
@@ -35,9 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bots.builtin import decision_rng, get_player
-from games.engine import load_game
-from tournaments import sprt
+from cardkit.engine import load_game
+from cardkit.players import decision_rng, get_player
+from cardkit.stats import sprt
 
 # strong last: it is slow, and the figures of each case are written as soon as it ends.
 PAIRS = [("greedy", "sloppy"), ("greedy", "greedy"), ("strong", "greedy")]

@@ -31,7 +31,6 @@ import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
 
@@ -47,7 +46,8 @@ from benchmarks.ladder_power import (
     simulate,
     summary,
 )
-from tournaments.bradley_terry import CONNECTING_DRAWS, ELO_PER_NATURAL_UNIT, fit_ratings
+from cardkit.stats.bradley_terry import CONNECTING_DRAWS, fit_ratings
+from cardkit.stats.scales import ELO_PER_NATURAL_UNIT, clip_step, normal_cdf
 
 SHAPES = ("durak-2p", "durak-3p", "durak-4p", "volynshchik-3p", "volynshchik-4p")
 
@@ -111,7 +111,7 @@ def pl_fit(size: int, train, *, prior_draws: float = 2.0) -> np.ndarray:
         hessian -= np.diag(curvature.sum(axis=1)) - curvature
         keep = [i for i in range(size) if i != size - 1]
         step = np.linalg.solve(hessian[np.ix_(keep, keep)], -gradient[keep])
-        step = np.clip(step, -2.0, 2.0)
+        step = clip_step(step, unit=ELO_PER_NATURAL_UNIT)
         theta[keep] += step
         if np.abs(step).max() < 1e-9:
             break
@@ -183,7 +183,7 @@ def _lines(ratings: dict[int, float], covariance) -> list[Line]:
             q = order[rank + 1]
             variance = covariance(p, p) + covariance(q, q) - 2.0 * covariance(p, q)
             difference = ratings[p] - ratings[q]
-            los = NormalDist().cdf(difference / math.sqrt(variance)) if variance > 0 else 1.0
+            los = normal_cdf(difference / math.sqrt(variance)) if variance > 0 else 1.0
         lines.append(Line(p, ratings[p], ratings[p] - 1.96 * sd, ratings[p] + 1.96 * sd, los))
     return lines
 
@@ -216,7 +216,7 @@ class PlackettLuceBoard(Outcomes):
         for _ in range(100):
             gradient, hessian, scores, p = _pl_terms(theta, seats, losers, weight, prior, rows)
             step = np.linalg.solve(hessian[np.ix_(keep, keep)], -gradient[keep])
-            step = np.clip(step, -2.0, 2.0)
+            step = clip_step(step, unit=ELO_PER_NATURAL_UNIT)
             theta[keep] += step
             if np.abs(step).max() < 1e-9:
                 break
@@ -315,19 +315,21 @@ def confident_order(
         entries = fit_ratings(tables, losers, anchor=anchor(shape), anchor_rating=1000.0,
                               bootstraps=0, groups=groups)  # fmt: skip
         truths[shape] = tuple(e.player for e in entries)
-    tasks = [
-        (shape, "after", seed, 20000, 200, truths[shape], model)
+    # Each task hands simulate its model's leaderboard class (None: Bradley-Terry's own),
+    # so that benchmarks.ladder_power needs no import of this module.
+    runs_of = [
+        (model, (shape, "after", seed, 20000, 200, truths[shape], LEADERBOARDS.get(model)))
         for shape in shapes
         for model in models
         for seed in range(first_seed, first_seed + runs)
     ]
     with multiprocessing.Pool(processes, _init, (banks,)) as pool:
-        outcomes = pool.map(simulate, tasks, chunksize=1)
+        outcomes = pool.map(simulate, [task for _, task in runs_of], chunksize=1)
     figures = []
     for shape in shapes:
         for model in models:
-            done = [o for t, o in zip(tasks, outcomes, strict=True)
-                    if (t[0], t[6]) == (shape, model)]  # fmt: skip
+            done = [o for (m, t), o in zip(runs_of, outcomes, strict=True)
+                    if (t[0], m) == (shape, model)]  # fmt: skip
             figures.append({"shape": shape, "model": model} | summary(done))
     return figures
 

@@ -98,8 +98,8 @@ def archive(matches: int, bots: int) -> None:
     from django.utils import timezone
 
     from bots.models import Bot
+    from cardkit.stats import elo
     from games.models import Match, Seat
-    from tournaments import elo
     from tournaments.models import RatedMatch, Rating, RatingChange, RatingPool
 
     owner = get_user_model().objects.create_user("bench-owner")

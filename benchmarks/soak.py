@@ -3,11 +3,12 @@
     python -m benchmarks.soak --hours 2 [--port 8100] [--bots 3] [--var-dir DIR]
                               [--report-every 300] [--log soak.log]
 
-(``--shape production`` soaks docker/'s processes instead: ``benchmarks.soak_production``.)
+(``python -m benchmarks.soak_production`` soaks docker/'s processes instead, with the same
+arguments and a few of its own.)
 
 Runs ``scripts/run-dev`` (web server, Celery worker, beat; SQLite and the embedded
 broker in a fresh ``--var-dir``) with the ladder ticking every second, and ``--bots``
-HTTP bots (``bots.kit.serve``, greedy, random and strong in turn, on the ports after
+HTTP bots (``cardkit serve``, greedy, random and strong in turn, on the ports after
 ``--port``), each registered by a user of its own through the API, so that the ladder
 seats them beside the built-in players. Every ``--report-every`` seconds, and at the end,
 it writes to ``--log`` (and prints) one report:
@@ -41,6 +42,8 @@ from pathlib import Path
 
 import httpx
 
+from benchmarks.soak_memory import RssSeries
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 STRATEGIES = ("greedy", "random", "strong")
 ERROR_LINE = re.compile(r"\b(ERROR|CRITICAL)\b|^Traceback|Unrecoverable error")
@@ -48,8 +51,9 @@ ERROR_LINE = re.compile(r"\b(ERROR|CRITICAL)\b|^Traceback|Unrecoverable error")
 SETTINGS_PREFIXES = ("DATABASE_", "CELERY_", "CACHE_URL", "DEBUG", "SECRET_KEY", "THROTTLE_")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.soak", description=__doc__)
+def soak_arguments(prog: str, description: str | None) -> argparse.ArgumentParser:
+    """Return the arguments every soak takes (``benchmarks.soak_production`` adds its own)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--hours", type=float, default=2.0)
     parser.add_argument("--port", type=int, default=8100, help="web port; bots use the next")
     parser.add_argument("--bots", type=int, default=3)
@@ -57,35 +61,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-every", type=float, default=300.0, help="seconds")
     parser.add_argument("--log", type=Path, help="default: <var-dir>/soak.log")
     parser.add_argument(
-        "--shape", choices=("embedded", "production"), default="embedded",
-        help="make run's arena, or docker/'s processes (benchmarks.soak_production)",
-    )  # fmt: skip
-    parser.add_argument("--spectators", type=int, default=20, help="production: SSE clients")
-    parser.add_argument("--redis-db", type=int, default=11, help="production: flushed, and -1")
-    parser.add_argument("--clients", type=int, default=2, help="production: client bots")
-    args = parser.parse_args(argv)
+        "--json", type=Path, help="also write the reports and each process's RSS a minute here"
+    )
+    return parser
+
+
+def soak_prepare(args: argparse.Namespace) -> tuple[Path, Path]:
+    """Make ``SIGTERM`` end the soak as Ctrl-C does; return its folder and its log."""
     # SIGTERM, or SIGINT even where a shell started the soak in the background with SIGINT
     # ignored, ends it as Ctrl-C does: a final report, and the arena's processes stopped.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     var_dir = (args.var_dir or Path(tempfile.mkdtemp(prefix="cardserver-soak-"))).resolve()
     var_dir.mkdir(parents=True, exist_ok=True)
-    log = args.log or var_dir / "soak.log"
-    if args.shape == "production":
-        from benchmarks.soak_production import ProductionSoak
+    return var_dir, args.log or var_dir / "soak.log"
 
-        soak = ProductionSoak(
-            var_dir, args.port, args.bots, log, spectators=args.spectators,
-            redis_db=args.redis_db, clients=args.clients,
-        )  # fmt: skip
-    else:
-        soak = Soak(var_dir, args.port, args.bots, log)
+
+def main(argv: list[str] | None = None) -> int:
+    args = soak_arguments("python -m benchmarks.soak", __doc__).parse_args(argv)
+    var_dir, log = soak_prepare(args)
+    soak = Soak(var_dir, args.port, args.bots, log, json_path=args.json)
     return soak.run(args.hours * 3600, args.report_every)
 
 
 class Soak:
-    def __init__(self, var_dir: Path, port: int, bots: int, log: Path) -> None:
+    def __init__(
+        self, var_dir: Path, port: int, bots: int, log: Path, *, json_path: Path | None = None
+    ) -> None:
         self.var_dir = var_dir
+        self.json_path = json_path
+        self.rss_series = RssSeries()
+        self.reports: list[dict] = []
         self.port = port
         self.bot_count = bots
         self.log = log
@@ -138,7 +144,7 @@ class Soak:
         bot = self.bots[name]
         with (self.var_dir / f"bot-{name}.log").open("a") as output:
             bot["process"] = subprocess.Popen(
-                [sys.executable, "-m", "bots.kit.serve", "--strategy", bot["strategy"],
+                [sys.executable, "-m", "cardkit", "serve", bot["strategy"],
                  "--port", str(bot["port"]), "--secret", bot["secret"]],
                 cwd=BASE_DIR, env=self.environment, stdout=output, stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -277,6 +283,8 @@ class Soak:
         }
         if final:
             report["crash_details"] = self.crashes
+            report["rss_per_process"] = self.rss_series.summary()
+        self.reports.append(report)
         with self.log.open("a") as log:
             log.write(json.dumps(report) + "\n")
         print(_summary(report), flush=True)
@@ -334,6 +342,8 @@ class Soak:
             while time.monotonic() < deadline:
                 time.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
                 self.check_processes()
+                if self.rss_series.due():
+                    self.rss_series.sample(self.processes())
                 if time.monotonic() >= next_report:
                     self.report()
                     next_report = time.monotonic() + report_every
@@ -342,7 +352,20 @@ class Soak:
             final = self.report(final=True)
         finally:
             self.stop()
-        return 0 if not final["crashes"] and not final["errors"] and not self.faults() else 1
+        status = 0 if not final["crashes"] and not final["errors"] and not self.faults() else 1
+        if self.json_path is not None:
+            self.write_json(seconds, status)
+        return status
+
+    def write_json(self, seconds: float, status: int) -> None:
+        figures = {
+            "hours_asked": round(seconds / 3600, 3),
+            "status": status,
+            "reports": self.reports,
+            "rss_samples": self.rss_series.samples,
+            "rss_per_process": self.rss_series.summary(),
+        }
+        self.json_path.write_text(json.dumps(figures, indent=1) + "\n")
 
 
 def _interrupt(signum: int, frame) -> None:

@@ -1,19 +1,19 @@
 """Soak the production shape: docker/'s processes, run directly, for hours.
 
-    python -m benchmarks.soak --shape production --hours 2 [--port 8300] [--bots 3]
-                              [--spectators 20] [--redis-db 11]
+    python -m benchmarks.soak_production --hours 2 [--port 8300] [--bots 3]
+                                         [--spectators 20] [--redis-db 11]
 
 What compose runs (``benchmarks.compose``: the image's gunicorn with uvicorn workers, the
 CPU worker, two ``bot-calls`` workers, beat, after the migrate service), with compose's
 environment, on a scratch PostgreSQL database (dropped at the end) and Redis database
 ``--redis-db`` (broker and pub/sub; the next one down for the cache), both flushed before
 and after, so use one that nothing else does. The ladder ticks every second and seats the
-HTTP bots of ``--bots`` users beside the built-in players, as ``--shape embedded`` does.
+HTTP bots of ``--bots`` users beside the built-in players, as ``benchmarks.soak`` does.
 
 On top of the embedded soak's figures it follows live play as clients would:
 ``--spectators`` Server-Sent-Events streams, each following one active ladder match from
 its state to its end, then another; ``--clients`` client bots run by the kit's client
-(``bots.kit.client``: the account stream, moves by the API), each kept in a match against
+(``cardkit client``: the account stream, moves by the API), each kept in a match against
 a built-in player by its owner (a match without a move for a minute is a fault); and each
 HTTP bot owner's account stream, held open for
 the whole soak (``account_opens`` counts its openings: more than one each means the
@@ -43,8 +43,8 @@ import httpx
 
 from benchmarks.compose import COMPOSE, compose_shell, image_command, service_environment
 from benchmarks.harness import POSTGRES, REDIS, scratch_database
-from benchmarks.soak import BASE_DIR, Soak, _tail, groups_stop
-from games.engine.info import EndReason
+from benchmarks.soak import BASE_DIR, Soak, _tail, groups_stop, soak_arguments, soak_prepare
+from cardkit.engine.info import EndReason
 
 # The Celery queues of compose's workers, whose lengths show a backlog.
 QUEUES = ("celery", "bot-calls")
@@ -60,12 +60,13 @@ ENGINE_END_REASONS = frozenset(EndReason)
 class ProductionSoak(Soak):
     def __init__(
         self, var_dir: Path, port: int, bots: int, log: Path, *, spectators: int, redis_db: int,
-        clients: int,
+        clients: int, json_path: Path | None = None, cache_db: int | None = None,
     ) -> None:  # fmt: skip
-        super().__init__(var_dir, port, bots, log)
+        super().__init__(var_dir, port, bots, log, json_path=json_path)
         self.client_count = clients
         self.clients: dict[str, dict] = {}
         self.redis_db = redis_db
+        self.cache_db = redis_db - 1 if cache_db is None else cache_db
         self.broker_url = f"{REDIS}/{redis_db}"
         self.spectator_count = spectators
         self.arena: dict[str, subprocess.Popen] = {}
@@ -86,7 +87,7 @@ class ProductionSoak(Soak):
         environment.update(
             DATABASE_URL=database_url,
             CELERY_BROKER_URL=self.broker_url,
-            CACHE_URL=f"{REDIS}/{self.redis_db - 1}",
+            CACHE_URL=f"{REDIS}/{self.cache_db}",
             ALLOWED_HOSTS="127.0.0.1,localhost",
             # The soak's bots listen on 127.0.0.1, which the arena refuses by default.
             BOTS_ALLOW_PRIVATE_URLS="1",
@@ -96,7 +97,7 @@ class ProductionSoak(Soak):
     def redis_flush(self) -> None:
         import redis
 
-        for db in (self.redis_db, self.redis_db - 1):
+        for db in {self.redis_db, self.cache_db}:
             redis.Redis.from_url(f"{REDIS}/{db}").flushdb()
 
     def start_run_dev(self) -> None:
@@ -114,6 +115,7 @@ class ProductionSoak(Soak):
     def arena_commands(self) -> dict[str, list[str]]:
         web = [arg.replace("0.0.0.0:8000", f"127.0.0.1:{self.port}") for arg in image_command()]
         commands = {"web": web, "worker": COMPOSE["services"]["worker"]["command"]}
+        commands["interactive"] = compose_shell(COMPOSE["services"]["interactive"]["command"])
         calls = compose_shell(COMPOSE["services"]["bot-calls"]["command"])
         for number in range(BOT_CALLS_PROCESSES):
             # Compose's replicas are containers, each with a host name of its own.
@@ -134,7 +136,7 @@ class ProductionSoak(Soak):
 
     def register_bots(self) -> None:
         """The HTTP bots, then ``--clients`` client bots of users of their own, each run by
-        the kit's client (``bots.kit.client``: one account stream, moves by the API)."""
+        the kit's client (``cardkit client``: one account stream, moves by the API)."""
         super().register_bots()
         with httpx.Client(base_url=self.api, timeout=30) as http:
             for index in range(self.client_count):
@@ -160,8 +162,8 @@ class ProductionSoak(Soak):
         client = self.clients[name]
         with (self.var_dir / f"{name}.log").open("a") as output:
             client["process"] = subprocess.Popen(
-                [sys.executable, "-m", "bots.kit.client", "--server", f"http://127.0.0.1:{self.port}",
-                 "--token", client["token"], "--strategy", "greedy"],
+                [sys.executable, "-m", "cardkit", "client", "greedy",
+                 "--server", f"http://127.0.0.1:{self.port}", "--token", client["token"]],
                 cwd=BASE_DIR, env=self.environment, stdout=output, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )  # fmt: skip
@@ -200,7 +202,10 @@ class ProductionSoak(Soak):
         return sessions
 
     def kind(self, command: str, session: str, ppid: int) -> str | None:
-        if session in ("bots", "web", "beat") or session.startswith("bot-calls"):
+        if session == "web":
+            # gunicorn's master forks the workers, which serve: they are the ones to watch.
+            return "web worker" if ppid == self.arena["web"].pid else "web master"
+        if session in ("bots", "beat") or session.startswith("bot-calls"):
             return "bot-calls" if session.startswith("bot-calls") else session
         return "worker main" if ppid not in self.sessions() or ppid == 1 else "worker pool"
 
@@ -303,7 +308,10 @@ class ProductionSoak(Soak):
                             self._fault(f"match {match_id}: move {ply} after {last}")
                         self.streams["moves"] += 1
                         last = ply
-                    elif event == "state" and last is None:
+                    elif event == "state":
+                        # The view at its ply: a sealed match (games.reading) shows
+                        # spectators views without its moves until its deal group ends,
+                        # and the moves after the view once it is public.
                         last = ply
                     elif event == "end":
                         return True, last
@@ -401,5 +409,26 @@ def _time() -> str:
     return time.strftime("%H:%M:%S", time.gmtime())
 
 
+# Its own command, not a --shape of benchmarks.soak: the embedded soak is this one's base
+# and knows nothing of it, so that the two modules do not import each other.
+def main(argv: list[str] | None = None) -> int:
+    parser = soak_arguments("python -m benchmarks.soak_production", __doc__)
+    parser.add_argument("--spectators", type=int, default=20, help="SSE clients")
+    parser.add_argument("--redis-db", type=int, default=11, help="flushed, and the cache's")
+    parser.add_argument(
+        "--cache-db",
+        type=int,
+        help="the cache's Redis database (flushed too); default: the one below --redis-db",
+    )
+    parser.add_argument("--clients", type=int, default=2, help="client bots")
+    args = parser.parse_args(argv)
+    var_dir, log = soak_prepare(args)
+    soak = ProductionSoak(
+        var_dir, args.port, args.bots, log, spectators=args.spectators,
+        redis_db=args.redis_db, clients=args.clients, json_path=args.json, cache_db=args.cache_db,
+    )  # fmt: skip
+    return soak.run(args.hours * 3600, args.report_every)
+
+
 if __name__ == "__main__":
-    sys.exit("run it as: python -m benchmarks.soak --shape production")
+    sys.exit(main())

@@ -86,7 +86,7 @@ def run(options, env: dict, broker: harness.Broker) -> None:
 
 
 def create(bots, options):
-    from tournaments.services import tournament_create
+    from tournaments.creation import tournament_create
 
     return tournament_create(
         creator=None, name="bench", game="durak", players=2, bots=bots,

@@ -4,9 +4,10 @@ from django.contrib import admin, messages
 from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
 
 from bots import services
-from bots.models import Bot, BotVersion
+from bots.models import Bot, BotVersion, Challenge
 
 
 @admin.register(Bot)
@@ -21,7 +22,7 @@ class BotAdmin(admin.ModelAdmin):
         "last_ping_at",
         "last_ping_ok",
     ]
-    list_filter = ["kind", "enabled", "healthy", "last_ping_ok"]
+    list_filter = ["kind", "enabled", "healthy", "last_ping_ok", "challenge_policy"]
     search_fields = ["name", "owner__username", "description", "url"]
     list_select_related = ["owner"]
     date_hierarchy = "created_at"
@@ -39,6 +40,9 @@ class BotAdmin(admin.ModelAdmin):
     # A URL typed without a scheme means https (Django 6's default; 5.2 warns otherwise).
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     actions = ["enable", "disable", "ping"]
+
+    def view_on_site(self, obj: Bot) -> str:
+        return reverse("web:bot", args=[obj.name])
 
     @admin.action(description="Enable the selected bots")
     def enable(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
@@ -73,6 +77,23 @@ class BotVersionAdmin(admin.ModelAdmin):
     search_fields = ["bot__name", "label"]
     list_select_related = ["bot"]
     readonly_fields = ["bot", "label", "reason", "url", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(Challenge)
+class ChallengeAdmin(admin.ModelAdmin):
+    """Challenges are made and answered through the API (the consent is the bot owner's);
+    the admin only shows them."""
+
+    list_display = ["id", "challenger", "bot", "game", "players", "status", "match", "created_at"]
+    list_filter = ["status", "game"]
+    search_fields = ["bot__name", "challenger__username"]
+    list_select_related = ["challenger", "bot"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        return [f.name for f in Challenge._meta.fields] + ["bots"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -13,7 +13,7 @@ driver's claim (``holder``) and when the turn was queued. With the I/O pool
 2. ``CallPool`` (``bots.pool``, the ``bot-calls`` worker: one asyncio event loop a
    process, holding every call in flight as a coroutine): send the request, with the
    bot's whole time limit counted from that moment, and wait for the answer
-   (``bots.caller``).
+   (``cardkit.caller``).
 3. One of the pool's few recording threads (``BOTS_CALL_RECORDERS``, each with its
    database connection; ``bots.pool.answers_record``): play the move, or forfeit the seat
    with the fault; then the driver plays on there while HTTP bots are to move (their next
@@ -31,32 +31,30 @@ after another in the driver's thread.
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from celery import shared_task
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
-from bots.caller import AsyncBotCaller
-from bots.driver import (
+from bots.driver import TURN_GONE, BotTurn, ClaimLost, Driver, bot_forfeit, bot_move_key
+from bots.leases import (
+    CALL_BEAT,
+    CALL_HELD,
     LEASE_GRACE,
-    TURN_GONE,
-    BotTurn,
-    ClaimLost,
-    Driver,
-    bot_forfeit,
-    bot_move_key,
+    db_time,
     lease_claim,
     lease_release,
+    lease_statements,
 )
-from bots.models import BotTurnLease
-from bots.protocol import BotAnswer, Fault, move_request, request_timed
 from bots.services import bot_caller, bot_health_record
 from bots.share import owner_shares
+from cardkit.caller import AsyncBotCaller
+from cardkit.protocol import BotAnswer, Fault, move_request, request_timed
 
 logger = logging.getLogger(__name__)
 
@@ -64,12 +62,16 @@ logger = logging.getLogger(__name__)
 SHARE_RETRY = 0.25
 
 
-def pool_enabled() -> bool:
-    """Whether calls go to the I/O pool: a queue is configured and tasks are not run
-    eagerly (then the call is made in the caller's thread, as everything else is)."""
-    from cardserver.celery import app
+# How a call reaches the I/O pool (``bots.pool.call_send``: straight to this process's
+# pool, or on the call queue), handed down by ``BotsConfig.ready``: ``bots.pool`` builds
+# on this module, so this one never imports it.
+_pool_send: Callable[[dict], None] | None = None
 
-    return bool(settings.BOTS_CALL_QUEUE) and not app.conf.task_always_eager
+
+def pool_connect(send: Callable[[dict], None]) -> None:
+    """Send calls to the I/O pool with ``send`` (``BotsConfig.ready``: ``pool.call_send``)."""
+    global _pool_send
+    _pool_send = send
 
 
 def http_turn_play(turn: BotTurn, driver: Driver) -> int:
@@ -82,7 +84,8 @@ def http_turn_play(turn: BotTurn, driver: Driver) -> int:
     if driver.pool and driver.claimed:
         # The driver's own claim: the dispatch moves it on to this ply in its transaction.
         driver.handed_off = True
-        if call_dispatch(call, renew=True, must_hold=driver.claim_unchecked):
+        held = driver.share_held
+        if call_dispatch(call, renew=True, must_hold=driver.claim_unchecked, share_held=held):
             driver.calling_owner = call["owner_id"]
         return 0
     if not lease_claim(turn, driver, hold_for=_call_hold(call, pooled=driver.pool)):
@@ -124,14 +127,6 @@ def _call_new(turn: BotTurn, driver: Driver) -> dict:
     }
 
 
-# The I/O pool's heartbeat: every CALL_BEAT seconds it renews the claims of its calls in
-# flight to CALL_HELD seconds from then, so that a pool process that dies lets go of its
-# matches within CALL_HELD seconds whatever the bots' time limits (the sweep then hands
-# them to a driver again: bots.tasks.resume_abandoned_turns).
-CALL_BEAT = 3.0
-CALL_HELD = 10.0
-
-
 def _call_hold(call: dict, *, pooled: bool) -> float:
     """Seconds the match's claim must last for the call: pooled, its wait to be sent and
     until the pool's heartbeat renews it; else the bot's time and the recording of the
@@ -141,18 +136,29 @@ def _call_hold(call: dict, *, pooled: bool) -> float:
     return call["time_limit"] + LEASE_GRACE
 
 
-def call_dispatch(call: dict, *, renew: bool = False, must_hold: bool = False) -> bool:
+def call_dispatch(
+    call: dict, *, renew: bool = False, must_hold: bool = False, share_held: tuple | None = None
+) -> bool:
     """Queue the call on the I/O pool, if its owner has calls to spare; else look again in
     ``SHARE_RETRY`` seconds. Nothing is sent when the match's claim is no longer the
     call's (the match moved on, or another driver took it after the claim lapsed). With
     ``renew``, the call's driver holds the claim from an earlier ply, and it is moved on
     to the call's ply here. Return whether the call was queued (and so counts against its
     owner's share until its answer is played); with ``must_hold``, raise ClaimLost instead
-    of returning when the claim is no longer the call's."""
-    from bots.tasks import bot_call, bot_call_dispatch
-
+    of returning when the claim is no longer the call's. ``share_held``: (owner, until
+    when) of the match's call before, still counted in Redis: a call of that owner is the
+    same entry, which an admission would admit whatever the cap, so while it lasts
+    the send window and a beat more, no round trip (the heartbeat renews it with the claim)."""
     now = timezone.now()
-    allowed = _share_admit(call)
+    share_until = share_held[1] if share_held and share_held[0] == call["owner_id"] else 0.0
+    # Kept long enough for the wait to be sent, then until a beat renews it (two to spare).
+    if share_until - time.time() > settings.BOTS_CALL_SEND_WITHIN + CALL_BEAT + 2.0:
+        allowed = True
+    else:
+        share_until = time.time() + _call_hold(call, pooled=True)
+        allowed = _share_admit(call)
+        if not allowed:
+            share_until = 0.0
     # In the pool, inside the transaction of the answer before (no savepoint: an error
     # there undoes that move too, and the match is taken up again when its claim lapses).
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
@@ -187,19 +193,29 @@ def call_dispatch(call: dict, *, renew: bool = False, must_hold: bool = False) -
             raise ClaimLost(call["match_id"])
         return False
     if allowed:
-        call = {**call, "send_by": time.time() + settings.BOTS_CALL_SEND_WITHIN}
-        from bots.pool import current_pool
-
-        pool = current_pool()
-        if pool is not None:
-            # Sent once the claim's move is committed (the pool dispatches in the answer's
-            # transaction), so that its answer never waits for that commit.
-            transaction.on_commit(functools.partial(pool.submit, call))
-        else:
-            bot_call.apply_async((call,), queue=settings.BOTS_CALL_QUEUE)
+        # ``claim_until``: the claim's expiry as written above, which the pool's heartbeat
+        # need not renew before it comes within CALL_HELD seconds.
+        call = {
+            **call,
+            "send_by": time.time() + settings.BOTS_CALL_SEND_WITHIN,
+            "claim_until": now.timestamp() + hold,
+            # Until when the call's entry in its owner's share lasts at least (Redis).
+            "share_until": share_until,
+        }
+        if _pool_send is None:
+            raise RuntimeError("no I/O pool to send to: BotsConfig.ready() connects bots.pool")
+        _pool_send(call)
     else:
         bot_call_dispatch.apply_async((call,), countdown=SHARE_RETRY)
     return bool(allowed)
+
+
+# Named as the task of bots.tasks it has always been (the routes and the workers know it by
+# that name); defined here, beside the dispatch it retries, and re-exported there.
+@shared_task(name="bots.tasks.bot_call_dispatch", acks_late=False, ignore_result=True)
+def bot_call_dispatch(call: dict) -> None:
+    """Queue an HTTP bot's call on the I/O pool once its owner has calls to spare."""
+    call_dispatch(call)
 
 
 def share_member(match_id: int, holder: str) -> str:
@@ -280,6 +296,7 @@ def _answer_json(answer: BotAnswer, sent_at: float) -> dict:
         "detail": answer.detail,
         "sent_at": sent_at,
         "answered_at": sent_at + answer.elapsed,
+        "comment": answer.comment,
     }
 
 
@@ -336,7 +353,7 @@ def move_record(call: dict, answer: dict, *, play_on: bool = False):
     go (``answer_fault_record``, ``lease_release``) after that rollback.
     """
     from bots.driver import http_turns_play
-    from games.play import ArenaMove, match_moves_append
+    from games.move_services import ArenaMove, match_moves_append
 
     # Playing on, the claim's own write (moved on to the next call, or let go) checks that
     # the call still holds it, one round trip less than checking first; that write comes
@@ -350,6 +367,8 @@ def move_record(call: dict, answer: dict, *, play_on: bool = False):
         idempotency_key=bot_move_key(call["bot_id"], call["ply"]),
         queued_at=_moment(call["queued_at"]),
         sent_at=_moment(answer["sent_at"]),
+        # An answer recorded by a pool that predates comments has none.
+        comment=answer.get("comment") or "",
     )
     # Not held to the match's deadline: the call itself ended within the bot's time,
     # counted from its send; the arena's delay before the send is not the bot's.
@@ -358,7 +377,8 @@ def move_record(call: dict, answer: dict, *, play_on: bool = False):
     )
     if not play_on:
         return match, None
-    return match, http_turns_play(match=match, holder=call["holder"])
+    held = (call["owner_id"], call.get("share_until", 0.0))
+    return match, http_turns_play(match=match, holder=call["holder"], share_held=held)
 
 
 def answer_fault_record(call: dict, code: str, detail: str) -> None:
@@ -388,48 +408,6 @@ def _call_end(call: dict) -> bool:
             [db_time(grace), call["match_id"], call["holder"], call["ply"]],
         )
         return bool(cursor.rowcount)
-
-
-# The dispatch and the end of a call run at every HTTP bot's turn: their SQL is written
-# once per database vendor (the ORM's compiling cost more than PostgreSQL's answering).
-_STATEMENTS: dict[str, dict[str, str]] = {}
-
-
-def lease_statements(conn) -> dict[str, str]:
-    statements = _STATEMENTS.get(conn.vendor)
-    if statements is None:
-        quote = conn.ops.quote_name
-        lease = quote(BotTurnLease._meta.db_table)
-        users = quote(get_user_model()._meta.db_table)
-        lock = " FOR UPDATE" if conn.features.has_select_for_update else ""
-        statements = _STATEMENTS[conn.vendor] = {
-            "owner_lock": f"SELECT {quote('id')} FROM {users} WHERE {quote('id')} = %s{lock}",
-            "owner_calls": (
-                f"SELECT COUNT(*) FROM {lease} WHERE {quote('calling_owner_id')} = %s "
-                f"AND {quote('expires_at')} > %s AND {quote('match_id')} <> %s"
-            ),
-            "claim_move_on": (
-                f"UPDATE {lease} SET {quote('ply')} = %s, {quote('calling_owner_id')} = %s, "
-                f"{quote('expires_at')} = %s WHERE {quote('match_id')} = %s "
-                f"AND {quote('holder')} = %s"
-            ),
-            "at_ply": f" AND {quote('ply')} = %s",
-            "call_renew": (
-                f"UPDATE {lease} SET {quote('expires_at')} = %s WHERE {quote('match_id')} = %s "
-                f"AND {quote('holder')} = %s AND {quote('ply')} = %s "
-                f"AND {quote('calling_owner_id')} IS NOT NULL AND {quote('expires_at')} < %s"
-            ),
-            "call_end": (
-                f"UPDATE {lease} SET {quote('calling_owner_id')} = NULL, "
-                f"{quote('expires_at')} = %s WHERE {quote('match_id')} = %s "
-                f"AND {quote('holder')} = %s AND {quote('ply')} = %s"
-            ),
-        }
-    return statements
-
-
-def db_time(moment: datetime):
-    return connection.ops.adapt_datetimefield_value(moment)
 
 
 def _moment(seconds: float) -> datetime:

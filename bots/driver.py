@@ -2,51 +2,58 @@
 
 ``bots`` subscribes to ``games``' announcement that a match changed (``bots.apps``); when
 the seat to move is one the arena drives, ``bots.tasks.match_turn_started`` runs
-``bot_turns_play`` for the match. ``match_play_to_end`` plays a match of server-side bots
-to its end (tournaments, the ladder).
+``bot_turns_play`` for the match. ``bots.play_to_end.match_play_to_end`` plays a match of
+server-side bots to its end (tournaments, the ladder).
 
-A match is claimed (``BotTurnLease``) by the driver playing it; the claim lapses if the
-driver dies, so another one can take the match up from its move log.
+A match is claimed (``BotTurnLease``, ``bots.leases``) by the driver playing it; the claim
+lapses if the driver dies, so another one can take the match up from its move log.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-import threading
-import time
-from collections import OrderedDict
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db import transaction
 from django.utils import timezone
 
-from bots.models import Bot, BotTurnLease
-from bots.protocol import Fault
+from bots.leases import BUILTIN_LEASE, lease_claim, lease_release
+from bots.models import Bot
+from bots.seat_bots import _seat_bots
 from bots.services import bot_health_record
-from cardserver.sql import RowQuery
+from cardkit.protocol import Fault
 from games.errors import IdempotencyKeyReused, MatchNotActive, NotYourTurn, StalePly
 
 logger = logging.getLogger(__name__)
-
-# Seconds a claim on a match outlasts the time its bot to move may take: enough to
-# record the move or the forfeit after the call. A built-in bot decides in well under a
-# second; its driver renews the claim whenever half of it has passed, so a driver that
-# died lets go of its match within BUILTIN_LEASE seconds (the tournament watchdog and
-# the clock's sweep then hand the match to another).
-LEASE_GRACE = 5.0
-BUILTIN_LEASE = 10.0
 
 # The matches this thread is playing right now. A move's commit may start the driver
 # again for the same match (``bots.tasks.match_turn_started`` run eagerly); that inner
 # call returns at once and the loop already running plays on, so a long match does not
 # become deep recursion.
 _PLAYING: ContextVar[frozenset[int]] = ContextVar("bot_turns_playing", default=frozenset())
+
+# How an HTTP bot's turn is played (``bots.calls.http_turn_play``), handed down by
+# ``BotsConfig.ready``: ``bots.calls`` builds on this module, so this one never imports it.
+_http_turn_play: Callable[[BotTurn, Driver], int] | None = None
+
+
+def http_turns_connect(play: Callable[[BotTurn, Driver], int]) -> None:
+    """Play HTTP bots' turns with ``play`` (``BotsConfig.ready``: ``calls.http_turn_play``)."""
+    global _http_turn_play
+    _http_turn_play = play
+
+
+def pool_enabled() -> bool:
+    """Whether calls go to the I/O pool: a queue is configured and tasks are not run
+    eagerly (then the call is made in the caller's thread, as everything else is)."""
+    from cardserver.celery import app
+
+    return bool(settings.BOTS_CALL_QUEUE) and not app.conf.task_always_eager
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +93,7 @@ def bot_turns_play(
     it, or with tasks run eagerly, the call is made in this thread.
 
     Built-in players' moves in a row are decided in memory and appended together, up to
-    ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time (``games.play.match_moves_append``):
+    ``BOTS_BUILTIN_MOVES_PER_WRITE`` at a time (``games.move_services.match_moves_append``):
     the log still grows during a long match, so a match whose worker died resumes from
     it and spectators see it move.
 
@@ -101,19 +108,24 @@ def bot_turns_play(
     return _play(match_id, max_moves=max_moves, pool=pool, holder=holder).played
 
 
-def http_turns_play(*, match: Any, holder: str) -> Driver:
+def http_turns_play(*, match: Any, holder: str, share_held: tuple | None = None) -> Driver:
     """Play on after an HTTP bot's answer, in the I/O pool, with the answer's claim: hand
     the next HTTP bot's call to the pool; stop at a person's or a client bot's turn, or
     at a built-in bot's. Return the driver: whether a built-in bot is to move
     (``builtin_next``: a CPU worker plays it, ``bots.tasks.play_bot_turns``), and the
     owner of the call handed to the pool (``calling_owner``). ``match`` is the row as the
-    answer's move left it (``games.play.match_moves_append``).
+    answer's move left it (``games.move_services.match_moves_append``).
 
     Call it in the transaction of that move, whose claim has not been checked yet: the
     claim's last write here (moved on to the next call, or let go) must find it held by
     ``holder``, else ClaimLost is raised, so that the caller's rollback undoes the move.
+    ``share_held``: the answered call's owner and until when its share lasts
+    (``bots.calls.call_dispatch``).
     """
-    driver = Driver(holder=holder, claimed=True, builtin=False, match=match, claim_unchecked=True)
+    driver = Driver(
+        holder=holder, claimed=True, builtin=False, match=match, claim_unchecked=True,
+        share_held=share_held,
+    )  # fmt: skip
     return _drive(driver, match.pk, max_moves=None, pool=True)
 
 
@@ -138,33 +150,51 @@ def _play(
 
 
 def _drive(driver: Driver, match_id: int, *, max_moves: int | None, pool: bool) -> Driver:
-    # bots.calls builds on this module: imported here, not at the top.
-    from bots import calls
-
-    driver.pool = pool and calls.pool_enabled()
+    driver.pool = pool and pool_enabled()
     playing = _PLAYING.get()
     if match_id in playing:
         return driver
     token = _PLAYING.set(playing | {match_id})
     played = 0
-    stopped = False
     try:
-        while max_moves is None or played < max_moves:
-            limit = None if max_moves is None else max_moves - played
-            moved = _bot_turns_step(match_id, driver, limit=limit)
-            if not moved:
-                break
-            played += moved
-        stopped = True
+        while True:
+            stopped = released = False
+            try:
+                while max_moves is None or played < max_moves:
+                    limit = None if max_moves is None else max_moves - played
+                    moved = _bot_turns_step(match_id, driver, limit=limit)
+                    if not moved:
+                        break
+                    played += moved
+                stopped = True
+            finally:
+                driver.played = played
+                # A call handed to the I/O pool keeps the claim: its answer plays on with it.
+                if driver.claimed and not driver.handed_off:
+                    released = lease_release(match_id, driver.holder)
+                    if stopped and driver.claim_unchecked and not released:
+                        raise ClaimLost(match_id)
+            # The next turn may have come after this driver last looked and before it let
+            # go: its notice found the match claimed and left the turn to this driver. So
+            # the driver that lets go looks again, and plays on if an arena seat is to move.
+            if not (
+                released
+                and not driver.claim_unchecked
+                and (max_moves is None or played < max_moves)
+                and _arena_turn_waiting(match_id)
+            ):
+                return driver
+            driver.claimed = False
     finally:
         _PLAYING.reset(token)
-        driver.played = played
-        # A call handed to the I/O pool keeps the claim: its answer plays on with it.
-        if driver.claimed and not driver.handed_off:
-            released = lease_release(match_id, driver.holder)
-            if stopped and driver.claim_unchecked and not released:
-                raise ClaimLost(match_id)
-    return driver
+
+
+def _arena_turn_waiting(match_id: int) -> bool:
+    """Whether the match is active with a seat the arena plays to move."""
+    from games.models import Match
+
+    match = Match.objects.filter(pk=match_id).only("status", "to_move", "arena_seats").first()
+    return match is not None and match.status == Match.Status.ACTIVE and match.arena_to_move
 
 
 @dataclass(slots=True)
@@ -191,6 +221,8 @@ class Driver:
     # Whether the claim, though the driver's own, has yet to be found held in this
     # transaction (``http_turns_play``).
     claim_unchecked: bool = False
+    # The answered call's owner and until when its entry in the owner's share lasts.
+    share_held: tuple | None = None
 
 
 def _bot_turns_step(match_id: int, driver: Driver, *, limit: int | None) -> int:
@@ -206,9 +238,9 @@ def _bot_turns_step(match_id: int, driver: Driver, *, limit: int | None) -> int:
         if not lease_claim(turn, driver, hold_for=BUILTIN_LEASE, keep_if_left=BUILTIN_LEASE / 2):
             return 0
         return _builtin_moves_play(turn, driver, limit=limit)
-    from bots import calls
-
-    return calls.http_turn_play(turn, driver)
+    if _http_turn_play is None:
+        raise RuntimeError("no HTTP turn player: BotsConfig.ready() connects bots.calls")
+    return _http_turn_play(turn, driver)
 
 
 def _builtin_moves_play(turn: BotTurn, driver: Driver, *, limit: int | None) -> int:
@@ -219,7 +251,7 @@ def _builtin_moves_play(turn: BotTurn, driver: Driver, *, limit: int | None) -> 
     The state stays in memory from one write to the next: only this driver, holding the
     match's claim, moves in it meanwhile (a person cannot: no person's seat is to move).
     """
-    from games.play import match_moves_append
+    from games.move_services import match_moves_append
 
     played = 0
     per_write = settings.BOTS_BUILTIN_MOVES_PER_WRITE
@@ -251,14 +283,15 @@ def _builtin_moves_decide(turn: BotTurn, driver: Driver, count: int):
     Return the moves, the state after them, and (the turn, the engine's error) if a
     built-in player chose a move the engine refused, else None.
     """
-    from bots.builtin import decision_rng, get_player
-    from games.engine import IllegalMove
-    from games.play import ArenaMove
+    from cardkit.engine import IllegalMove
+    from cardkit.players import decision_rng, get_player
+    from games.move_services import ArenaMove
 
     state, ply, bot = turn.state, turn.ply, turn.bot
     moves: list[ArenaMove] = []
     while True:
         seat = state.to_move
+        started_at = timezone.now()
         player = get_player(bot.builtin, turn.game)
         # The ply counts the match's moves (across the deals of a series), so every
         # decision of a match has a generator of its own.
@@ -272,7 +305,11 @@ def _builtin_moves_decide(turn: BotTurn, driver: Driver, count: int):
             refused = replace(turn, seat=seat, ply=ply, bot=bot, state=state)
             return moves, state, (refused, exc)
         state = after
-        moves.append(ArenaMove(seat, move, timezone.now(), bot_move_key(bot.pk, ply)))
+        moves.append(
+            ArenaMove(
+                seat, move, timezone.now(), bot_move_key(bot.pk, ply), started_at=started_at
+            )
+        )
         ply += 1
         if state.is_over or len(moves) >= count:
             return moves, state, None
@@ -328,103 +365,6 @@ def _bot_turn_load(match_id: int, driver: Driver) -> BotTurn | None:
     )
 
 
-# The seats' bots of the matches the I/O pool plays, kept for SEAT_BOTS_KEPT seconds: a
-# match's seats are fixed once it started, and reading them costs more of the pool's CPU
-# than anything else of a turn. A bot's new URL or secret reaches its matches as late.
-SEAT_BOTS_KEPT = 5.0
-_SEAT_BOTS: OrderedDict[int, tuple[float, dict]] = OrderedDict()
-_SEAT_BOTS_LOCK = threading.Lock()
-
-
-def _seat_bots(match_id: int, *, recent: bool) -> dict[int, Bot]:
-    """Return the bot of each seat of the match that a bot holds; with ``recent``, as read
-    within the last SEAT_BOTS_KEPT seconds."""
-    now = time.monotonic()
-    if recent:
-        with _SEAT_BOTS_LOCK:
-            kept = _SEAT_BOTS.get(match_id)
-            if kept is not None and kept[0] > now:
-                return kept[1]
-    seat_bots = {bot.seat_index: bot for bot in _seat_bots_query().all([match_id])}
-    if recent:
-        with _SEAT_BOTS_LOCK:
-            _SEAT_BOTS[match_id] = (now + SEAT_BOTS_KEPT, seat_bots)
-            _SEAT_BOTS.move_to_end(match_id)
-            while len(_SEAT_BOTS) > 10_000 or next(iter(_SEAT_BOTS.values()))[0] <= now:
-                _SEAT_BOTS.popitem(last=False)
-    return seat_bots
-
-
-_SEAT_BOTS_QUERY: RowQuery | None = None
-
-
-def _seat_bots_query() -> RowQuery:
-    """The seats' bots in one precompiled statement: a match's bots are read again every
-    SEAT_BOTS_KEPT seconds, more often than a pool's turns come back to the match when
-    it is busy, and the ORM's compiling of that query was a sixth of the I/O pool's CPU."""
-    global _SEAT_BOTS_QUERY
-    if _SEAT_BOTS_QUERY is None:
-        from games.models import Seat
-
-        seat = Seat._meta.db_table
-        _SEAT_BOTS_QUERY = RowQuery(
-            Bot,
-            f"JOIN {seat} s ON s.bot_id = {{table}}.id WHERE s.match_id = %s",
-            annotations={"seat_index": 's."index"'},
-        )
-    return _SEAT_BOTS_QUERY
-
-
-def lease_claim(
-    turn: BotTurn, driver: Driver, *, hold_for: float, keep_if_left: float | None = None
-) -> bool:
-    """Claim (or keep) the match for ``driver`` for ``hold_for`` seconds; return False
-    when another driver holds it.
-
-    A claim of the driver's own that lasts ``keep_if_left`` seconds more is kept as it
-    is: a driver playing built-in moves in quick succession need not write at each batch.
-    """
-    left = driver.claimed_until - time.monotonic()
-    if driver.claimed and keep_if_left is not None and left > keep_if_left:
-        return True
-    started = time.monotonic()
-    now = timezone.now()
-    expires_at = now + timedelta(seconds=hold_for)
-    holder = driver.holder
-    with transaction.atomic():
-        taken = (
-            BotTurnLease.objects.filter(match_id=turn.match_id)
-            .filter(Q(holder=holder) | Q(expires_at__lte=now))
-            .update(holder=holder, ply=turn.ply, expires_at=expires_at)
-        )
-        if not taken:
-            if BotTurnLease.objects.filter(match_id=turn.match_id).exists():
-                return False
-            try:
-                with transaction.atomic():
-                    BotTurnLease.objects.create(
-                        match_id=turn.match_id,
-                        holder=holder,
-                        ply=turn.ply,
-                        expires_at=expires_at,
-                    )
-            except IntegrityError:
-                return False
-    driver.claimed = True
-    driver.claimed_until = started + hold_for
-    return True
-
-
-def lease_release(match_id: int, holder: str) -> bool:
-    """Let go of the match, if ``holder`` holds it, so the next driver need not wait;
-    return whether it held it."""
-    # Inside the pool's transaction of an answer, a savepoint would cost two round trips
-    # and spare nothing: an error here undoes that transaction all the same.
-    with transaction.atomic(savepoint=False):
-        deleted, _ = BotTurnLease.objects.filter(match_id=match_id, holder=holder).delete()
-    return bool(deleted)
-
-
 def _bot_forfeit(turn: BotTurn, *, code: str, detail: str) -> None:
     bot_forfeit(
         match_id=turn.match_id, seat=turn.seat, ply=turn.ply, bot_id=turn.bot.pk,
@@ -435,7 +375,7 @@ def _bot_forfeit(turn: BotTurn, *, code: str, detail: str) -> None:
 def bot_forfeit(*, match_id: int, seat: int, ply: int, bot_id: int, code: str, detail: str) -> None:
     """Forfeit the match for the bot's seat at ``ply``, and count the failure against the
     bot (unless the match had ended or moved on meanwhile)."""
-    from games.services import match_forfeit
+    from games.match_endings import match_forfeit
 
     logger.info(
         "bot %s forfeits match %s at ply %s: %s (%s)", bot_id, match_id, ply, code, detail,
@@ -445,44 +385,4 @@ def bot_forfeit(*, match_id: int, seat: int, ply: int, bot_id: int, code: str, d
     # The match may have ended otherwise meanwhile; then this fault cost the bot nothing.
     if match.forfeit_seat == seat and match.ply == ply:
         with transaction.atomic():
-            bot_health_record(bot_id=bot_id, ok=False)
-
-
-def match_play_to_end(*, match_id: int, poll: float = 0.2, pool: bool = False) -> str:
-    """Play a match of server-side bots until it ends; return its status.
-
-    ``bot_turns_play`` returns at once when another call holds the match's claim: a
-    duplicate task, or a worker that died holding it. Then wait and try again, for as
-    long as the match makes progress, or until the dead worker's claim lapses; give up
-    (and return "active") when nothing moved for longer than any claim lasts.
-
-    With ``pool``, return "active" as soon as an HTTP bot's call is on the I/O pool (this
-    call's or another driver's): the match is played on by the pool's answers, and
-    the caller learns of its end from ``games.events`` (``Change.FINISHED``) instead of
-    holding a worker process while the bots think. Call it outside any transaction.
-    """
-    from games.models import Match
-
-    match = Match.objects.only("move_time_limit").get(pk=match_id)
-    patience = max(BUILTIN_LEASE, match.move_time_limit + LEASE_GRACE) + 5.0
-    last_ply = None
-    moved_at = time.monotonic()
-    while True:
-        driver = _play(match_id, max_moves=None, pool=pool, holder="")
-        status, ply = Match.objects.values_list("status", "ply").get(pk=match_id)
-        if status != Match.Status.ACTIVE:
-            return status
-        if driver.pool and (driver.handed_off or _call_in_flight(match_id)):
-            return status
-        if ply != last_ply:
-            last_ply, moved_at = ply, time.monotonic()
-        elif time.monotonic() - moved_at > patience:
-            return status
-        time.sleep(poll)
-
-
-def _call_in_flight(match_id: int) -> bool:
-    """Whether an HTTP bot's call of the match is queued or in flight on the I/O pool."""
-    return BotTurnLease.objects.filter(
-        match_id=match_id, calling_owner__isnull=False, expires_at__gt=timezone.now()
-    ).exists()
+            bot_health_record(bot_id=bot_id, ok=False, reason=f"{code} ({detail})"[:200])

@@ -6,6 +6,9 @@ most others) a pairing is a match; a match in which one of them holds two seats 
 once for each pair of seats. The bot's points in a pairing are 1 when the opponent's
 seat lost, 0 when its own seat did, 1/2 otherwise (a draw, or a third seat lost), so
 that a 3-player match is read as the 2-player results it implies.
+
+The records are counted as matches finish and kept (``games.records``); reading them is
+a few rows per opponent, however long the bots' history.
 """
 
 from __future__ import annotations
@@ -16,25 +19,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from statistics import NormalDist
 
-from django.db.models import (
-    Case,
-    Count,
-    F,
-    FilteredRelation,
-    FloatField,
-    Q,
-    QuerySet,
-    Sum,
-    Value,
-    When,
-)
+from django.db.models import F, Q, QuerySet, Sum
 
-from games.models import Match, Seat
-
-# Forfeit codes (``Match.end_reason`` of a forfeit) by what they say about the bot.
-TIMEOUTS = ("timeout",)
-ILLEGAL = ("illegal_move", "malformed_response")
-RESIGNED = ("resign",)
+from games.models import Match, PairRecord, Seat
+from games.records import FORFEIT_KINDS
 
 
 @dataclass(frozen=True)
@@ -74,25 +62,13 @@ def score_interval(points: float, games: int, confidence: float = 0.95) -> tuple
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def _pairings(mine: Mapping[str, object]) -> QuerySet[Seat]:
-    """The opponents' seats at finished matches where a seat matching ``mine`` sat.
-
-    ``mine`` gives the bot's seats as lookups on ``Seat`` (``{"bot_id": 7}``); that seat
-    is the filtered relation ``mine``, joined once, so a row is one pairing.
-    """
-    condition = Q(**{f"match__seats__{key}": value for key, value in mine.items()})
-    return (
-        Seat.objects.annotate(mine=FilteredRelation("match__seats", condition=condition))
-        .filter(mine__isnull=False, bot__isnull=False, match__status=Match.Status.FINISHED)
-        .exclude(index=F("mine__index"))
-    )
-
-
-def _forfeited(codes: tuple[str, ...] | None) -> Q:
-    own = Q(match__forfeit_seat=F("mine__index"))
-    if codes is None:
-        return own & ~Q(match__end_reason__in=TIMEOUTS + ILLEGAL + RESIGNED)
-    return own & Q(match__end_reason__in=codes)
+def _records(mine: Mapping[str, object]) -> QuerySet[PairRecord]:
+    """The kept records (``games.records``) of the seats ``mine`` selects: a bot's, or one
+    of its versions' (``{"bot_id": 7, "bot_version_id": 3}``)."""
+    rows = PairRecord.objects.filter(bot_id=mine["bot_id"])
+    if "bot_version_id" in mine:
+        rows = rows.filter(version_id=mine["bot_version_id"])
+    return rows
 
 
 def bot_opponents(
@@ -100,40 +76,33 @@ def bot_opponents(
 ) -> list[OpponentRecord]:
     """Return the record against every opponent, per game shape, in one query.
 
-    ``mine`` selects the bot's seats, e.g. ``{"bot_id": 7}``.
+    ``mine`` selects the bot's seats, e.g. ``{"bot_id": 7}``. Read from the records kept
+    as matches finish, summed over the bot's versions: a few rows per opponent, however
+    many matches the bot played.
     """
-    rows = _pairings(mine)
+    rows = _records(mine)
     if opponent_id is not None:
-        rows = rows.filter(bot_id=opponent_id)
+        rows = rows.filter(opponent_id=opponent_id)
+    counts = ("games", "wins", "losses", "draws", *FORFEIT_KINDS)
     rows = (
-        rows.values("bot__name", "match__game", "match__players")
-        .annotate(
-            games=Count("pk"),
-            wins=Count("pk", filter=Q(match__loser=F("index"))),
-            losses=Count("pk", filter=Q(match__loser=F("mine__index"))),
-            draws=Count("pk", filter=Q(match__loser__isnull=True)),
-            timeouts=Count("pk", filter=_forfeited(TIMEOUTS)),
-            illegal=Count("pk", filter=_forfeited(ILLEGAL)),
-            crashes=Count("pk", filter=_forfeited(None)),
-            resigned=Count("pk", filter=_forfeited(RESIGNED)),
-        )
-        .order_by("bot__name", "match__game", "match__players")
+        rows.values("opponent__name", "game", "players")
+        .annotate(**{f"sum_{name}": Sum(name) for name in counts})
+        .order_by("opponent__name", "game", "players")
     )
     return [
         OpponentRecord(
-            opponent=row["bot__name"],
-            game=row["match__game"],
-            players=row["match__players"],
-            games=row["games"],
-            wins=row["wins"],
-            losses=row["losses"],
-            draws=row["draws"],
-            others=row["games"] - row["wins"] - row["losses"] - row["draws"],
-            forfeits={
-                kind: row[kind] for kind in ("timeouts", "crashes", "illegal", "resigned")
-            },
+            opponent=row["opponent__name"],
+            game=row["game"],
+            players=row["players"],
+            games=row["sum_games"],
+            wins=row["sum_wins"],
+            losses=row["sum_losses"],
+            draws=row["sum_draws"],
+            others=row["sum_games"] - row["sum_wins"] - row["sum_losses"] - row["sum_draws"],
+            forfeits={kind: row[f"sum_{kind}"] for kind in FORFEIT_KINDS},
         )
         for row in rows
+        if row["sum_games"]
     ]
 
 
@@ -150,17 +119,27 @@ class PairingLine:
     forfeit: str  # "" or who forfeited: "mine" / "theirs" / "other"
 
 
-def bot_pairings(*, mine: Mapping[str, object], opponent_id: int) -> list[PairingLine]:
-    """Return every pairing with one opponent, oldest first, in one query."""
+def bot_pairings(
+    *, mine: Mapping[str, object], opponent_id: int, limit: int | None = None
+) -> list[PairingLine]:
+    """Return the pairings with one opponent, oldest first, in one query: every one, or
+    the newest ``limit`` (newest by match, which the seats' index on bot and match walks
+    from the end, so that a long history is not read to show its end)."""
+    # A row is the bot's seat; the opponent's seat at the same finished match is
+    # ``match__seats``, joined once (every condition on it is in the one filter() call).
     rows = (
-        _pairings(mine)
-        .filter(bot_id=opponent_id)
-        .order_by("match__finished_at", "match_id", "mine__index", "index")
-        .values_list(
-            "match_id", "match__game", "match__players", "match__finished_at", "mine__index",
-            "index", "match__loser", "match__end_reason", "match__forfeit_seat",
+        Seat.objects.filter(
+            Q(match__seats__index__lt=F("index")) | Q(match__seats__index__gt=F("index")),
+            match__seats__bot_id=opponent_id, match__status=Match.Status.FINISHED, **mine,
         )
-    )
+        .order_by("-match_id", "-index", "-match__seats__index")
+        .values_list(
+            "match_id", "match__game", "match__players", "match__finished_at", "index",
+            "match__seats__index", "match__loser", "match__end_reason", "match__forfeit_seat",
+        )
+    )  # fmt: skip
+    if limit is not None:
+        rows = rows[:limit]
     lines = []
     for match_id, game, players, finished, seat, other, loser, reason, forfeit in rows:
         points = 1.0 if loser == other else 0.0 if loser == seat else 0.5
@@ -173,24 +152,43 @@ def bot_pairings(*, mine: Mapping[str, object], opponent_id: int) -> list[Pairin
         lines.append(
             PairingLine(match_id, game, players, finished, seat, other, points, reason, who)
         )
-    return lines
+    return lines[::-1]
 
+
+@dataclass(frozen=True)
+class PairTotal:
+    games: int
+    points: float
+
+
+def bot_pair_total(*, mine: Mapping[str, object], opponent_id: int) -> PairTotal:
+    """Return the games and points against one opponent over every game shape, from the
+    kept records, in one query."""
+    sums = _records(mine).filter(opponent_id=opponent_id).aggregate(
+        games=Sum("games"), wins=Sum("wins"), losses=Sum("losses")
+    )
+    games, wins, losses = (sums[name] or 0 for name in ("games", "wins", "losses"))
+    return PairTotal(games=games, points=wins + 0.5 * (games - wins - losses))
 
 
 def bot_version_results(*, bot_id: int) -> list[dict]:
     """The bot's rated, decided pairings summed per (its version, opponent, game shape):
     games and points, as the batch fit reads them (a match without a loser is left out),
-    in one query."""
-    points = Case(
-        When(match__loser=F("index"), then=Value(1.0)),
-        When(match__loser=F("mine__index"), then=Value(0.0)),
-        default=Value(0.5),
-        output_field=FloatField(),
-    )
-    return list(
-        _pairings({"bot_id": bot_id})
-        .filter(match__rated=True, match__loser__isnull=False)
-        .values("mine__bot_version_id", "bot_id", "match__game", "match__players")
-        .annotate(games=Count("pk"), points=Sum(points))
+    in one query, from the kept records."""
+    rows = (
+        PairRecord.objects.filter(bot_id=bot_id, rated_games__gt=0)
+        .values("version_id", "opponent_id", "game", "players")
+        .annotate(games=Sum("rated_games"), wins=Sum("rated_wins"), losses=Sum("rated_losses"))
         .order_by()
     )
+    return [
+        {
+            "mine__bot_version_id": row["version_id"],
+            "bot_id": row["opponent_id"],
+            "match__game": row["game"],
+            "match__players": row["players"],
+            "games": row["games"],
+            "points": row["wins"] + 0.5 * (row["games"] - row["wins"] - row["losses"]),
+        }
+        for row in rows
+    ]

@@ -7,10 +7,20 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models.functions import Lower
 
+from cardserver.crypto import EncryptedTextField
+
 bot_name_validator = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$",
     "A bot name is 2-40 letters, digits, '_', '.' or '-', starting with a letter or digit.",
 )
+
+
+class ChallengePolicy(models.TextChoices):
+    """How a bot's owner consents, in advance or not, to the challenges of other owners."""
+
+    ACCEPT_ALL = "accept_all", "Accept every challenge"
+    BUILTIN_ONLY = "builtin_only", "Accept a table of built-in bots only, decline others"
+    MANUAL = "manual", "Its owner (or the bot, on its account stream) answers each"
 
 
 class Bot(models.Model):
@@ -27,9 +37,10 @@ class Bot(models.Model):
     games = models.JSONField(default=list, help_text='Games it plays, e.g. ["durak"].')
     description = models.TextField(blank=True)
     url = models.URLField(blank=True, max_length=500, help_text="HTTP bots: where to POST.")
-    # The HMAC key has to be readable to sign requests, so it is stored as it is; it is
-    # shown once at registration and on rotation, and never in any listing.
-    secret = models.CharField(max_length=128, blank=True)
+    # The HMAC key has to be readable to sign requests, so it is stored encrypted with a
+    # key from the environment (``BOT_SECRET_KEYS``) rather than hashed; it is shown once
+    # at registration and on rotation, and never in any listing.
+    secret = EncryptedTextField(blank=True)
     account = models.OneToOneField(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -42,8 +53,18 @@ class Bot(models.Model):
         max_length=20, blank=True, help_text="Built-in bots: random, greedy or strong."
     )
     enabled = models.BooleanField(default=True)
+    challenge_policy = models.CharField(
+        max_length=12,
+        choices=ChallengePolicy.choices,
+        default=ChallengePolicy.MANUAL,
+        help_text="How another owner's challenge to this bot is answered (bots.challenges).",
+    )
     healthy = models.BooleanField(default=True)
     consecutive_failures = models.PositiveIntegerField(default=0)
+    # Why and since when the arena has held the bot back as unhealthy (cleared when a good
+    # answer makes it healthy again); its owner is told by email when it starts.
+    unhealthy_since = models.DateTimeField(null=True, blank=True)
+    unhealthy_reason = models.CharField(max_length=300, blank=True)
     last_ping_at = models.DateTimeField(null=True, blank=True)
     last_ping_ok = models.BooleanField(null=True, blank=True)
     last_ping_detail = models.CharField(max_length=300, blank=True)
@@ -143,6 +164,10 @@ class BotTurnLease(models.Model):
     move (a fault in a second call could forfeit a move the first call got right) and
     no move is computed twice. A claim lapses at ``expires_at``, so a worker that died
     mid-move does not hold the match for ever.
+
+    A lapsed claim (a row whose ``expires_at`` passed) is the arena's one evidence that a
+    worker died: a holder that stops cleanly deletes its row, and a match with no row is
+    waiting (in a queue, or for a person or a client bot), never abandoned.
     """
 
     match = models.OneToOneField(
@@ -159,6 +184,60 @@ class BotTurnLease(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
         related_name="+", db_constraint=False,
     )  # fmt: skip
+    # Claims at this ply that lapsed in a row: each one a holder that stopped renewing it
+    # (its worker died), taken over by another driver. Past BOTS_TURN_MAX_LAPSES the
+    # match is given up (bots.leases.lease_claim), so a turn that kills every worker
+    # that plays it cannot come back for ever.
+    lapses = models.PositiveSmallIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"match {self.match_id} ply {self.ply} until {self.expires_at:%H:%M:%S}"
+
+
+class Challenge(models.Model):
+    """A request by ``challenger`` that ``bot`` (another owner's) play an unrated match.
+
+    ``seats`` lists the match's seats in order, each ``{"bot": id}`` or ``{"user": id}``
+    (the challenger in person); ``bot`` is in exactly one of them, and every other bot is
+    one the challenger may seat. ``bots`` holds every bot seated, for the bots' pages.
+    The consent is the bot owner's: the match exists only once the challenge is accepted,
+    by the bot's policy, its owner, or the bot itself with its own token.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for an answer"
+        ACCEPTED = "accepted", "Accepted: the match was created"
+        DECLINED = "declined", "Declined"
+        CANCELLED = "cancelled", "Cancelled by the challenger"
+        EXPIRED = "expired", "Expired: no answer in time"
+
+    challenger = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="challenges_made"
+    )
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="challenges")
+    bots = models.ManyToManyField(Bot, related_name="challenge_seats")
+    game = models.CharField(max_length=20)
+    players = models.PositiveSmallIntegerField()
+    deck_size = models.PositiveSmallIntegerField()
+    move_time_limit = models.FloatField()
+    seats = models.JSONField(help_text='Seat by seat: {"bot": id} or {"user": id}.')
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
+    reason = models.CharField(max_length=300, blank=True, help_text="Why it was declined.")
+    answered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+", help_text="Who accepted or declined it (none: the bot's policy).",
+    )  # fmt: skip
+    match = models.OneToOneField(
+        "games.Match", null=True, blank=True, on_delete=models.SET_NULL, related_name="challenge"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["bot", "status"])]
+
+    def __str__(self) -> str:
+        return f"challenge {self.pk}: {self.challenger_id} to {self.bot_id} ({self.status})"

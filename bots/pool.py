@@ -15,37 +15,34 @@ announced only after the commit that recorded them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import queue
 import threading
+import time
 from datetime import timedelta
 
+from celery import Task, shared_task
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from bots.caller import AsyncBotCaller, loop_thread_start
 from bots.calls import (
     answer_play_on,
     answer_recovered,
     call_dispatch,
     call_make_async,
-    db_time,
-    lease_statements,
     move_record,
     share_member,
     share_release,
 )
+from bots.leases import CALL_BEAT, CALL_HELD, db_time, lease_statements
 from bots.share import owner_shares
+from cardkit.caller import AsyncBotCaller, loop_thread_start
+from cardserver import fastjson
+from games import live
 
 logger = logging.getLogger(__name__)
-
-# The I/O pool's heartbeat: every CALL_BEAT seconds it renews the claims of its calls in
-# flight to CALL_HELD seconds from then, so that a pool process that dies lets go of its
-# matches within CALL_HELD seconds whatever the bots' time limits (the sweep then hands
-# them to a driver again: bots.tasks.resume_abandoned_turns).
-CALL_BEAT = 3.0
-CALL_HELD = 10.0
 
 # This process's pool, once a call has come to it (``bots.tasks.bot_call``); None in the
 # CPU workers, web servers and tests, which send calls on the call queue.
@@ -67,13 +64,53 @@ def call_pool() -> CallPool:
         return _POOL
 
 
+def call_send(call: dict) -> None:
+    """Hand a dispatched call to the I/O pool: straight to this process's pool when it is
+    one, else on the call queue (``bot_call``). Handed to ``bots.calls`` by
+    ``BotsConfig.ready`` (``calls.pool_connect``)."""
+    pool = current_pool()
+    if pool is not None:
+        # Sent once the claim's move is committed (the pool dispatches in the answer's
+        # transaction), so that its answer never waits for that commit.
+        transaction.on_commit(functools.partial(pool.submit, call))
+    else:
+        bot_call.apply_async((call,), queue=settings.BOTS_CALL_QUEUE)
+
+
+# Named as the task of bots.tasks it has always been (the routes and the workers know it by
+# that name); defined here, beside the pool it feeds, and re-exported there.
+@shared_task(name="bots.tasks.bot_call", acks_late=False, ignore_result=True)
+def bot_call(call: dict) -> None:
+    """Hand one HTTP bot's call to this process's event loop and return: the loop waits
+    for the bot, and the pool records the answer (``CallPool``)."""
+    call_pool().submit(call)
+
+
+# The task that plays a match's built-in bots on a CPU worker (``bots.tasks.play_bot_turns``),
+# handed down by ``BotsConfig.ready``: ``bots.tasks`` builds on this module, so this one
+# never imports it.
+_builtin_turns: Task | None = None
+
+
+def builtin_turns_connect(task: Task) -> None:
+    """Hand built-in bots' turns to ``task`` (``BotsConfig.ready``: ``play_bot_turns``)."""
+    global _builtin_turns
+    _builtin_turns = task
+
+
 class CallPool:
     """The calls of one ``bot-calls`` process: one event loop holding every call in flight
     (a coroutine each, never a thread) and ``BOTS_CALL_RECORDERS`` threads that record the
     answers in the database and play on."""
 
     def __init__(self) -> None:
-        self.caller = AsyncBotCaller(allow_private=settings.BOTS_ALLOW_PRIVATE_URLS)
+        # orjson writes each request and reads each answer, as json would (a tenth of
+        # the time): docs/turn-cost.md.
+        self.caller = AsyncBotCaller(
+            allow_private=settings.BOTS_ALLOW_PRIVATE_URLS,
+            dumps=fastjson.dumps_compact,
+            loads=fastjson.loads_or_json,
+        )
         self.loop = loop_thread_start("bot-calls")
         # Ready answers, (call, answer), and the heartbeat's renewals, (None, claims).
         self._ready: queue.SimpleQueue = queue.SimpleQueue()
@@ -84,9 +121,9 @@ class CallPool:
         self.in_flight = 0
         # The tasks running, so that none is collected while it waits.
         self._tasks: set[asyncio.Task] = set()
-        # The claims of the calls in flight (match, holder, ply), which the heartbeat renews,
-        # and their owners, whose shares it renews.
-        self._claims: dict[tuple[int, str, int], int] = {}
+        # The claims of the calls in flight (match, holder, ply), which the heartbeat renews:
+        # their owners, whose shares it renews, and until when the dispatch held the claim.
+        self._claims: dict[tuple[int, str, int], tuple[int, float]] = {}
         self.loop.call_soon_threadsafe(self.loop.call_later, CALL_BEAT, self._beat)
 
     def submit(self, call: dict) -> None:
@@ -100,16 +137,18 @@ class CallPool:
         task.add_done_callback(self._tasks.discard)
 
     def _beat(self) -> None:
-        """Renew the claims of the calls in flight (on a recording thread), every
-        CALL_BEAT seconds."""
-        if self._claims:
-            self._ready.put((None, dict(self._claims)))
+        """Renew the claims of the calls in flight that are due (on a recording thread),
+        every CALL_BEAT seconds."""
+        claims = claims_due(self._claims, time.time())
+        if claims:
+            self._ready.put((None, claims))
         self.loop.call_later(CALL_BEAT, self._beat)
 
     async def _make(self, call: dict) -> None:
         self.in_flight += 1
         claim = (call["match_id"], call["holder"], call["ply"])
-        self._claims[claim] = call["owner_id"]
+        # A call queued by an older dispatch says nothing of its claim: renewed at every beat.
+        self._claims[claim] = (call["owner_id"], call.get("claim_until", 0.0))
         try:
             answer = await call_make_async(call, self.caller)
         except Exception:
@@ -145,6 +184,18 @@ class CallPool:
                 except Exception:
                     # Not to end the thread: the claims lapse and the turns are taken up.
                     logger.exception("recording %s answers failed", len(answers))
+
+
+def claims_due(
+    claims: dict[tuple[int, str, int], tuple[int, float]], now: float
+) -> dict[tuple[int, str, int], int]:
+    """The claims, with their owners, that the heartbeat renews at ``now`` (time.time()):
+    those that their dispatch held until less than CALL_HELD seconds (and one to spare)
+    from now. Renewing the others would change nothing, as the renewal never shortens a
+    claim; with bots that answer within the send window that was a statement a call in
+    flight at every beat, a third of one a turn (docs/turn-cost.md)."""
+    due = now + CALL_HELD + 1.0
+    return {claim: owner for claim, (owner, until) in claims.items() if until < due}
 
 
 def claims_renew(claims: dict[tuple[int, str, int], int]) -> None:
@@ -196,7 +247,8 @@ def _moves_record(moves: list[tuple[dict, dict]]) -> bool:
     False, with nothing written, if any of it failed."""
     outcomes = []
     try:
-        with transaction.atomic():
+        # The moves' announcements to spectators go to Redis in one round trip.
+        with live.publish_batched(), transaction.atomic():
             for call, answer in moves:
                 outcomes.append(move_record(call, answer, play_on=True))
     except Exception as exc:
@@ -231,12 +283,10 @@ def _played_on(call: dict, match, played, *, recover: bool) -> None:
     built-in bot's turn to a CPU worker, with ``recover`` clear the bot's failures, and
     give back the call's share unless the match's next call is its owner's (then the
     share stays counted)."""
-    from bots import tasks
-
     try:
         if match is not None:
             if played.builtin_next:
-                tasks.play_bot_turns.delay(call["match_id"])
+                _builtin_turns.delay(call["match_id"])
             if recover:
                 answer_recovered(call)
     except Exception:

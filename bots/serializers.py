@@ -8,9 +8,9 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from bots.models import Bot, bot_name_validator
+from bots.models import Bot, ChallengePolicy, bot_name_validator
+from cardkit.engine import GAME_CLASSES
 from cardserver.fields import StrictCharField
-from games.engine import GAME_CLASSES
 
 GAME_CHOICES = list(GAME_CLASSES)
 # Built-in bots are the arena's own; the API registers the other two kinds.
@@ -42,6 +42,7 @@ class BotSerializer(serializers.ModelSerializer):
             "url",
             "version",
             "enabled",
+            "challenge_policy",
             "healthy",
             "consecutive_failures",
             "last_ping_at",
@@ -126,6 +127,12 @@ class BotUpdateSerializer(serializers.Serializer):
     version = serializers.CharField(
         max_length=40, required=False,
         help_text="Start a new version with this label (the same as POST .../versions/).",
+    )
+    challenge_policy = serializers.ChoiceField(
+        choices=ChallengePolicy.choices,
+        required=False,
+        help_text="How other owners' challenges are answered: `accept_all`, `builtin_only` "
+        "(accept a table of built-in bots, decline others) or `manual` (you or the bot answer).",
     )
 
 

@@ -23,14 +23,14 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Value, When
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
-from bots import versions
-from bots.caller import BotCaller
-from bots.models import Bot, BotVersion, bot_name_validator
-from bots.protocol import BotAnswer
-from bots.urlsafety import UnsafeBotURL, resolve_safe
-from games.engine import GAME_CLASSES
+from accounts.tokens import token_create, tokens_revoke_all
+from bots import notices, versions
+from bots.models import Bot, BotVersion, ChallengePolicy, bot_name_validator
+from cardkit.caller import BotCaller
+from cardkit.engine import GAME_CLASSES
+from cardkit.protocol import BotAnswer
+from cardkit.urlsafety import UnsafeBotURL, resolve_safe
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -44,6 +44,8 @@ SYSTEM_USERNAME = "arena:builtin"
 CLIENT_ACCOUNT_PREFIX = "bot:"
 BUILTIN_PLAYERS = ("random", "greedy", "strong")
 REGISTRABLE_KINDS = (Bot.Kind.HTTP, Bot.Kind.CLIENT)
+# The name of a client bot's API token, made at registration and on rotation.
+CLIENT_TOKEN_NAME = "Bot credential"
 # Seconds a bot URL's host may take to resolve when it is registered or changed.
 RESOLVE_TIMEOUT = 5.0
 
@@ -112,8 +114,8 @@ def bot_register(
             description=description,
             account=account,
         )
-        token = Token.objects.create(user=account)
-    return bot, token.key
+        _token, key = token_create(user=account, name=CLIENT_TOKEN_NAME)
+    return bot, key
 
 
 def _bot_create(*, first_version: str = "", **fields) -> Bot:
@@ -154,9 +156,22 @@ def bot_credentials_rotate(*, bot_id: int) -> str:
             bot.save(update_fields=["secret"])
             return bot.secret
         if bot.kind == Bot.Kind.CLIENT:
-            Token.objects.filter(user_id=bot.account_id).delete()
-            return Token.objects.create(user_id=bot.account_id).key
+            tokens_revoke_all(user_id=bot.account_id)
+            _token, key = token_create(user=bot.account, name=CLIENT_TOKEN_NAME)
+            return key
     raise ValidationError("A built-in bot has no credentials.")
+
+
+def bot_secrets_reencrypt() -> int:
+    """Re-encrypt every stored bot secret with the first key of ``BOT_SECRET_KEYS``;
+    return how many. Raise UndecryptableValue, having changed nothing, if a secret is
+    under none of the keys. Each row is read and written in clear through the model's
+    field, which encrypts with the first key."""
+    with transaction.atomic():
+        bots = list(Bot.objects.exclude(secret="").select_for_update().only("id", "secret"))
+        for bot in bots:
+            Bot.objects.filter(pk=bot.pk).update(secret=bot.secret)
+    return len(bots)
 
 
 def bot_update(
@@ -166,8 +181,10 @@ def bot_update(
     url: str | None = None,
     games: Iterable[str] | None = None,
     version: str | None = None,
+    challenge_policy: str | None = None,
 ) -> Bot:
-    """Change what is given of the bot's description, URL and games; return the bot.
+    """Change what is given of the bot's description, URL, games and challenge policy;
+    return the bot.
 
     A new URL (HTTP bots only) is checked like at registration and pinged, and the ping
     is recorded; it starts a new version of the bot (the one the ping answer reports, or
@@ -180,6 +197,12 @@ def bot_update(
     changes: dict[str, object] = {}
     if description is not None:
         changes["description"] = description
+    if challenge_policy is not None:
+        if challenge_policy not in ChallengePolicy.values:
+            errors["challenge_policy"] = [
+                f"A policy is one of: {', '.join(ChallengePolicy.values)}."
+            ]
+        changes["challenge_policy"] = challenge_policy
     if games is not None:
         changes["games"] = _collect(errors, "games", _clean_games, games)
     if url is not None and url != bot.url:
@@ -267,14 +290,22 @@ def bot_ping(*, bot_id: int) -> BotAnswer:
     return answer
 
 
-def bot_health_record(*, bot_id: int, ok: bool, ping: BotAnswer | None = None) -> None:
+def bot_health_record(
+    *, bot_id: int, ok: bool, ping: BotAnswer | None = None, reason: str = ""
+) -> None:
     """Count a good or a failed answer of the bot; with ``ping``, record it as the last ping.
 
     The count is updated in the database, so that answers recorded at the same time by
-    several workers all count.
+    several workers all count. The failure that makes the bot unhealthy records why
+    (``reason``, or the ping's fault) and since when, and its owner is mailed after the
+    commit (``bots.notices``); a good answer clears both.
     """
+    now = timezone.now()
     if ok:
-        changes = {"consecutive_failures": 0, "healthy": True}
+        changes = {
+            "consecutive_failures": 0, "healthy": True, "unhealthy_since": None,
+            "unhealthy_reason": "",
+        }  # fmt: skip
     else:
         changes = {
             "consecutive_failures": F("consecutive_failures") + 1,
@@ -289,9 +320,20 @@ def bot_health_record(*, bot_id: int, ok: bool, ping: BotAnswer | None = None) -
         }
     if ping is not None:
         changes.update(
-            last_ping_at=timezone.now(), last_ping_ok=ping.ok, last_ping_detail=_ping_detail(ping)
+            last_ping_at=now, last_ping_ok=ping.ok, last_ping_detail=_ping_detail(ping)
         )
     Bot.objects.filter(pk=bot_id).update(**changes)
+    if not ok:
+        # Only the update that finds the pause unrecorded records it (the row's lock orders
+        # two failures at once), so the owner is mailed once a pause.
+        why = (
+            f"{settings.BOTS_UNHEALTHY_AFTER} failures in a row, the last: "
+            f"{reason or (_ping_detail(ping) if ping is not None else 'a failed call')}"
+        )[:300]
+        if Bot.objects.filter(pk=bot_id, healthy=False, unhealthy_since=None).update(
+            unhealthy_since=now, unhealthy_reason=why
+        ):
+            notices.bot_pause_notify(bot_id=bot_id, reason=why)
 
 
 def _ping_detail(answer: BotAnswer) -> str:

@@ -12,7 +12,7 @@ other: in the benchmark's 1,000 matches, 40% of the recording threads' time.)
 A call's entry is given back when its answer is played (``release``), renewed by the pool's
 heartbeat while the call waits for its bot (``renew``, which also writes back an entry that
 Redis lost), and lapses on its own when the process that made it died: its share is free
-again within the claim's own time (``bots.calls.CALL_HELD``), as the match is.
+again within the claim's own time (``bots.leases.CALL_HELD``), as the match is.
 
 Without Redis (the embedded default), or when Redis does not answer, ``bots.calls`` counts
 the owner's claims in the database under the owner's row lock, as before.

@@ -1,5 +1,12 @@
 """Celery tasks of the bots app: thin, idempotent wrappers around ``bots.driver`` and
-``bots.services``."""
+``bots.services``.
+
+Three tasks that lower modules send are defined beside them, under their names here
+(``bot_call`` in ``bots.pool``, ``bot_call_dispatch`` in ``bots.calls``,
+``bot_pause_mail`` in ``bots.notices``), and imported below so that this module still
+names every task of the app and a worker registers them all; nothing below imports this
+module.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,18 @@ import logging
 
 from celery import shared_task
 
-from bots import calls, driver, pool, services
+from bots import driver, leases, services
+from bots.calls import bot_call_dispatch
 from bots.models import Bot
+from bots.notices import bot_pause_mail
+from bots.pool import bot_call
 from games.events import MatchChanged
+
+__all__ = [
+    "bot_call", "bot_call_dispatch", "bot_pause_mail", "match_changed_handle",
+    "match_turn_started", "ping_bot", "ping_http_bots", "play_bot_turns",
+    "resume_abandoned_turns",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +47,16 @@ def match_changed_handle(event: MatchChanged) -> None:
     try:
         match_turn_started.delay(event.match_id, event.ply)
     except Exception:
-        # The change is committed; a lost message must not turn its answer into a 500. The
-        # deadline watch and the periodic sweep hand an overdue arena turn over again.
+        # The change is committed; a lost message must not turn its answer into a 500. A
+        # lapsed claim left in its place is the sweep's evidence to hand the turn over.
         logger.exception(
             "Could not send match_turn_started(%s, %s)", event.match_id, event.ply,
             extra={"match_id": event.match_id},
         )  # fmt: skip
+        try:
+            leases.lease_lapsed_mark(match_id=event.match_id, ply=event.ply)
+        except Exception:
+            logger.exception("match %s: could not mark its notice lost", event.match_id)
 
 
 @shared_task(ignore_result=True)
@@ -74,40 +94,38 @@ def play_bot_turns(match_id: int) -> None:
 
 
 # -- HTTP bots' calls (bots.calls) ---------------------------------------------------------
-# bot_call runs on the I/O pool (queue BOTS_CALL_QUEUE, the bot-calls worker), which
-# records the answer itself; bot_call_dispatch on the CPU workers. Acknowledged on
-# receipt: a call lost with its process is taken up again when the match's claim lapses
-# (beat's resume_abandoned_turns), and a call redelivered late is refused by its send_by.
-
-
-@shared_task(acks_late=False, ignore_result=True)
-def bot_call_dispatch(call: dict) -> None:
-    """Queue an HTTP bot's call on the I/O pool once its owner has calls to spare."""
-    calls.call_dispatch(call)
-
-
-@shared_task(acks_late=False, ignore_result=True)
-def bot_call(call: dict) -> None:
-    """Hand one HTTP bot's call to this process's event loop and return: the loop waits
-    for the bot, and the pool records the answer (``bots.pool.CallPool``)."""
-    pool.call_pool().submit(call)
+# bot_call (defined in bots.pool) runs on the I/O pool (queue BOTS_CALL_QUEUE, the
+# bot-calls worker), which records the answer itself; bot_call_dispatch (bots.calls) on
+# the CPU workers. Acknowledged on receipt: a call lost with its process is taken up again
+# when the match's claim lapses (beat's resume_abandoned_turns), and a call redelivered
+# late is refused by its send_by.
 
 
 @shared_task(ignore_result=True)
 def resume_abandoned_turns() -> int:
-    """Hand to a driver again every arena turn whose driver died (no live claim, no move
-    for ``BOTS_TURN_ABANDONED_AFTER`` seconds); return how many. Run by beat every 10 s
-    (bots migration 0008), so such a match is taken up within about 30 s, whatever its
-    move time limit."""
-    from django.conf import settings
+    """Hand to a driver again every arena turn whose claim lapsed (its holder, a CPU
+    worker or the I/O pool, stopped renewing it: it died); return how many. Run by beat
+    every 10 s (bots migration 0008), so such a turn is taken up within a claim's time
+    and 10 s. A turn with no claim waits in its queue, however long: no time since the
+    last move is taken as evidence."""
     from django.utils import timezone
 
     from bots.selectors import arena_turns_abandoned
 
-    turns = arena_turns_abandoned(now=timezone.now(), after=settings.BOTS_TURN_ABANDONED_AFTER)
+    turns = arena_turns_abandoned(now=timezone.now())
     for match_id, ply in turns:
         match_turn_started.delay(match_id, ply)
     return len(turns)
+
+
+@shared_task(ignore_result=True)
+def expire_challenges() -> int:
+    """Expire the challenges that waited for an answer longer than
+    ``CHALLENGES_EXPIRE_AFTER``; return how many. Run by beat every 30 s (bots migration
+    0014). Safe to run twice: a second run finds none."""
+    from bots.challenges import challenges_expire
+
+    return len(challenges_expire())
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Sum
+from django.db.models.functions import Coalesce
 
 from bots.models import Bot, BotVersion, version_label_validator
-from games.models import Match
 
 
 def version_label_check(label: str) -> str:
@@ -119,13 +119,11 @@ def seats_of(bot: Bot, version: BotVersion | None) -> dict[str, int]:
 
 def bot_version_lines(*, bot: Bot) -> list[dict]:
     """Each version of the bot, oldest first, with the finished matches it played and
-    lost, in one query."""
-    finished = Q(seats__match__status=Match.Status.FINISHED)
+    lost (the records kept as matches finish, ``games.records``), in one query."""
     rows = (
         BotVersion.objects.filter(bot=bot)
         .annotate(
-            games=Count("seats", filter=finished),
-            losses=Count("seats", filter=finished & Q(seats__match__loser=F("seats__index"))),
+            games=Coalesce(Sum("records__games"), 0), losses=Coalesce(Sum("records__losses"), 0)
         )
         .order_by("created_at", "id")
     )

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 import os
 import re
@@ -43,7 +44,7 @@ from django.core.exceptions import RequestAborted
 from cardserver import gcstats, serving
 from cardserver.logs import set_match_id
 from cardserver.serving import HeldResponse, in_async_server, reader_pool
-from cardserver.wsgi_pool import WSGIPool
+from cardserver.wsgi_pool import BodyTimeout, WSGIPool
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardserver.settings")
 
@@ -52,6 +53,9 @@ django.setup(set_prefix=False)
 from django.conf import settings  # noqa: E402
 from django.core.wsgi import get_wsgi_application  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
+
+from cardserver.api_errors import error_body  # noqa: E402
+from cardserver.middleware import body_limit  # noqa: E402
 
 access_log = logging.getLogger("gunicorn.access")
 
@@ -65,10 +69,14 @@ class Application:
 
     def __init__(self) -> None:
         threads = int(os.environ.get("GUNICORN_THREADS") or 8)
-        spool = settings.FILE_UPLOAD_MAX_MEMORY_SIZE
         handler = get_wsgi_application()
-        self.wsgi = WSGIPool(handler, threads=threads, spool_bytes=spool)
-        self.opener = WSGIPool(handler, executor=reader_pool(), hold=True, spool_bytes=spool)
+        bodies = {
+            "spool_bytes": settings.FILE_UPLOAD_MAX_MEMORY_SIZE,
+            "max_body": body_limit,
+            "body_timeout": settings.REQUEST_BODY_TIMEOUT,
+        }
+        self.wsgi = WSGIPool(handler, threads=threads, **bodies)
+        self.opener = WSGIPool(handler, executor=reader_pool(), hold=True, **bodies)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -84,6 +92,8 @@ class Application:
                 await self._live(scope, receive, logged)
             else:
                 await self.wsgi(scope, receive, logged)
+        except BodyTimeout:
+            await _body_timed_out(logged)
         except RequestAborted:
             if not logged.cut:
                 raise
@@ -182,6 +192,24 @@ async def hold(wait, headers: list, cookies: list, receive, send) -> None:
     finally:
         watcher.remove_done_callback(task.cancel)
         watcher.cancel()
+
+
+async def _body_timed_out(send) -> None:
+    """Answer 408 (the JSON error body) to a request whose body stopped arriving, and
+    close its connection: what is left of the body is not awaited."""
+    body = json.dumps(
+        error_body(
+            code="request_timeout",
+            message=f"The request body did not arrive within {settings.REQUEST_BODY_TIMEOUT:g} s.",
+        )
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": 408, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _answer_headers(answer, held_headers, held_cookies, whole: bool) -> list[tuple[bytes, bytes]]:

@@ -15,11 +15,15 @@ from typing import Any
 
 from celery import Celery, signals
 
+from cardserver.broker_held import HeldMessagesRenew
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cardserver.settings")
 
 app = Celery("cardserver")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Redis: a worker renews the messages it holds, and puts back those a dead one held.
+app.steps["consumer"].add(HeldMessagesRenew)
 
 _UNSET = object()
 

@@ -21,6 +21,7 @@ import os
 import traceback
 
 from gunicorn.glogging import Logger
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn_worker import UvicornWorker
 
 from cardserver.logs import logging_config
@@ -114,18 +115,77 @@ class JsonAccessLogger(Logger):
 logger_class = JsonAccessLogger
 
 
+class HeaderTimeoutProtocol(HttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol, closing a connection whose request's headers have not
+    all arrived within ``REQUEST_HEADER_TIMEOUT`` seconds (default 10).
+
+    uvicorn has no such timeout: a client that opens a connection and sends nothing, or
+    its headers a byte at a time, held a socket for as long as it liked, and a few
+    hundred such clients exhaust a process. The clock starts when the connection opens
+    and again with the first byte of each later request on it (an idle kept-alive
+    connection is the keep-alive timeout's); it stops when the headers are complete
+    (the body has its own, ``REQUEST_BODY_TIMEOUT``: cardserver/wsgi_pool.py).
+    """
+
+    header_timeout = float(os.environ.get("REQUEST_HEADER_TIMEOUT") or 10.0)
+    _header_timer = None
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self._start_header_clock()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._start_header_clock()
+
+    def on_headers_complete(self) -> None:
+        self._stop_header_clock()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc) -> None:
+        self._stop_header_clock()
+        super().connection_lost(exc)
+
+    def _start_header_clock(self) -> None:
+        self._stop_header_clock()
+        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_too_slow)
+
+    def _stop_header_clock(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
 class ArenaWorker(UvicornWorker):
-    """Uvicorn's gunicorn worker, with the project's logging and graceful timeout.
+    """Uvicorn's gunicorn worker, with the project's logging, graceful timeout and
+    header timeout (``HeaderTimeoutProtocol``).
 
     ``cardserver.asgi`` writes the access log itself (uvicorn's own line has no duration);
     uvicorn's error lines go to the root logger like gunicorn's, and a shutdown waits at
     most ``graceful_timeout`` for open requests.
     """
 
-    CONFIG_KWARGS = {"loop": "auto", "http": "auto", "access_log": False, "lifespan": "on"}
+    CONFIG_KWARGS = {
+        "loop": "auto",
+        "http": HeaderTimeoutProtocol,
+        "access_log": False,
+        "lifespan": "on",
+    }
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         logging.getLogger("uvicorn.error").handlers = []
         logging.getLogger("uvicorn.error").propagate = True
         self.config.timeout_graceful_shutdown = self.cfg.graceful_timeout
+
+
+def post_worker_init(worker) -> None:
+    # Off unless MEMWATCH_DIR is set: samples of where the worker's memory goes, for a soak.
+    from cardserver.memwatch import start_from_environment
+
+    start_from_environment()

@@ -10,6 +10,7 @@ waiting in its queue while the rest of the site looks well, shows in ``GET
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from django.conf import settings
 
@@ -18,6 +19,27 @@ from cardserver.celery import app as celery_app
 logger = logging.getLogger(__name__)
 
 UNKNOWN_WORKERS = {"status": "unknown", "answered": None, "names": []}
+
+# Parts of the health answer that the apps above add (``games``: the stalled matches),
+# by name: this package imports none of them.
+_REPORTS: dict[str, Callable[[], dict]] = {}
+
+
+def health_report_register(name: str, report: Callable[[], dict]) -> None:
+    """Add ``report()``'s answer to the health check under ``name`` (once per name)."""
+    _REPORTS[name] = report
+
+
+def app_reports() -> dict[str, dict]:
+    """Every registered part, ``{"status": "unknown"}`` for one that failed."""
+    answers = {}
+    for name, report in _REPORTS.items():
+        try:
+            answers[name] = report()
+        except Exception:
+            logger.exception("Health check: the %s report failed", name)
+            answers[name] = {"status": "unknown"}
+    return answers
 
 
 def worker_queues(timeout: float) -> dict[str, list[str]]:

@@ -25,7 +25,7 @@ from django.contrib.messages import middleware as messages_middleware
 from django.contrib.sessions import middleware as sessions_middleware
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 
-from cardserver.api import DATABASE_DOWN, DATABASE_RETRY_AFTER, error_body
+from cardserver.api_errors import DATABASE_DOWN, DATABASE_RETRY_AFTER, error_body
 from cardserver.logs import set_match_id
 
 API_PREFIX = "/api/"
@@ -134,36 +134,57 @@ class QueryParameterMiddleware(Screen):
         return None
 
 
+def body_limit(path: str) -> int | None:
+    """Return the most bytes a request to ``path`` may send as its body (None: no limit).
+
+    ``API_MAX_BODY_SIZE`` under /api/; elsewhere ``DATA_UPLOAD_MAX_MEMORY_SIZE``, Django's
+    own bound on a form's body (no page takes a file upload, the only kind it exempts).
+    The ASGI server (``cardserver.wsgi_pool``) reads no byte of a body declared longer,
+    and nginx's ``client_max_body_size`` (docker/nginx/) is the same two numbers.
+    """
+    if path.startswith(API_PREFIX):
+        return settings.API_MAX_BODY_SIZE
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
 class RequestBodyLimitMiddleware(Screen):
-    """Refuse an API request whose body is larger than ``API_MAX_BODY_SIZE`` with a 413.
+    """Refuse a request whose body is larger than ``body_limit`` allows with a 413.
 
     The declared ``Content-Length`` is checked before anything reads the body, so an
-    oversized request costs nothing but its headers. DRF reads a request's stream without
-    Django's own check (``DATA_UPLOAD_MAX_MEMORY_SIZE``, which bounds form posts such as
-    the admin's), hence this one. Django reads no more than ``Content-Length`` bytes of
-    any body, so a body sent in chunks without a length is read as empty.
+    oversized request costs nothing but its headers: the ASGI server has not read it
+    either. DRF reads a request's stream without Django's own check
+    (``DATA_UPLOAD_MAX_MEMORY_SIZE``, which bounds form posts such as the admin's), hence
+    this one. Django reads no more than ``Content-Length`` bytes of any body, so a body
+    sent in chunks without a length is read as empty (the ASGI server gives the length it
+    read of one that went over the limit).
     """
 
     def handle(self, request: HttpRequest) -> HttpResponse | None:
+        limit = body_limit(request.path)
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if limit is None or length <= limit:
+            return None
         if request.path.startswith(API_PREFIX):
-            limit = settings.API_MAX_BODY_SIZE
-            try:
-                length = int(request.META.get("CONTENT_LENGTH") or 0)
-            except ValueError:
-                length = 0
-            if limit is not None and length > limit:
-                response = JsonResponse(
-                    error_body(
-                        code="request_too_large",
-                        message=f"The request body is larger than {limit} bytes.",
-                        detail={"max_bytes": limit},
-                    ),
-                    status=413,
-                )
-                # The body is not read: the connection cannot be reused for another request.
-                response["Connection"] = "close"
-                return response
-        return None
+            response: HttpResponse = JsonResponse(
+                error_body(
+                    code="request_too_large",
+                    message=f"The request body is larger than {limit} bytes.",
+                    detail={"max_bytes": limit},
+                ),
+                status=413,
+            )
+        else:
+            response = HttpResponse(
+                f"The request body is larger than {limit} bytes.\n",
+                status=413,
+                content_type="text/plain; charset=utf-8",
+            )
+        # The body is not read: the connection cannot be reused for another request.
+        response["Connection"] = "close"
+        return response
 
 
 class RequestCyclesMiddleware(Screen):
@@ -216,10 +237,50 @@ def _unbind(serializer) -> None:
         attributes.clear()
 
 
+# The answers Django itself may give a request it cannot route or read, with their codes.
+_API_ERRORS = {
+    400: ("bad_request", "Bad request."),
+    404: ("not_found", "Not found."),
+    405: ("method_not_allowed", "Method not allowed."),
+}
+
+
+class ApiErrorBodyMiddleware:
+    """Give a 400, 404 or 405 answer under /api/ that is not JSON the JSON error body.
+
+    DRF's views and ``cardserver.views.not_found`` answer with it, but not every such
+    answer passes through them: with ``DEBUG`` on Django shows its HTML 404 page for a
+    path no URL matches (one with an encoded NUL, say), and its HTML 400 page for a
+    request it cannot read (an unknown ``Host``). Outermost but one, so that every
+    other middleware's answer passes here.
+    """
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        known = _API_ERRORS.get(response.status_code)
+        if (
+            known is not None
+            and request.path.startswith(API_PREFIX)
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            code, message = known
+            replaced = JsonResponse(
+                error_body(code=code, message=message), status=response.status_code
+            )
+            for header in ("Allow", "Connection"):
+                if header in response:
+                    replaced[header] = response[header]
+            return replaced
+        return response
+
+
 class DatabaseUnavailableMiddleware(Screen):
     """Answer 503 (not 500) when the database fails a request outside a DRF view.
 
-    DRF views answer it themselves (``cardserver.api.exception_handler``); this covers the
+    DRF views answer it themselves (``cardserver.api_errors.exception_handler``); this covers the
     other views (pages, admin) and, through ``cardserver.views.server_error``, failures in
     middleware. Under /api/ the answer is the JSON error body, elsewhere a short page.
     """

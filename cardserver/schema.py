@@ -1,4 +1,4 @@
-"""OpenAPI helpers shared by the apps: the error body of ``cardserver.api`` as a schema.
+"""OpenAPI helpers shared by the apps: the error body of ``cardserver.api_errors`` as a schema.
 
 @extend_schema(responses={200: MatchSerializer, **error_responses({404: "No such match."})})
 """
@@ -50,7 +50,7 @@ def error_example(name: str, status: int, code: str, message: str, detail=None) 
 # Answers any API operation can give, whatever its view documents: a malformed request,
 # a bad token, a refused permission (or CSRF check of a session), a missing object or page,
 # an oversized body (cardserver.middleware), a body that is not JSON, a rate limit
-# (cardserver.throttling), a database that does not answer (cardserver.api).
+# (cardserver.throttling), a database that does not answer (cardserver.api_errors).
 COMMON_ERRORS = {
     "400": "Invalid input (`invalid`, with the field errors in `detail`) or a body that is "
     "not JSON (`parse_error`).",

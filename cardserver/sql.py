@@ -1,25 +1,96 @@
-"""Precompiled single-row SELECTs, for the few queries that every API request makes.
+"""Hand-compiled SQL, in one place: for the few queries that every API request or every bot's
+turn makes.
 
 Building the SQL of a query through the ORM costs about 0.3-0.5 ms of CPU, several times
-what PostgreSQL spends answering a primary-key lookup. A ``RowQuery`` writes its SQL once
-per database connection and then only executes it. Values pass through the same
-conversions the ORM applies (``get_db_converters`` of the backend and of each field), and
-rows become model instances through ``Model.from_db``, so the result is what
-``Model.objects.get`` would give, on SQLite and PostgreSQL alike.
+what PostgreSQL spends answering a primary-key lookup. A ``RowQuery`` (a SELECT of a
+model's rows) writes its SQL once per database connection and then only executes it; so
+does ``compiled`` for any other statement, with ``insert_statement`` and
+``update_statement`` writing a model's INSERT of several rows and UPDATE by primary key
+(their values through ``insert_params`` and ``update_params``). The apps' statements are
+declared beside their callers (``games.rows``, ``bots.leases``,
+``accounts.authentication``). Values pass through the same conversions the ORM applies
+(``get_db_converters`` of the backend and of each field), and rows become model instances
+through ``Model.from_db``, so the result is what ``Model.objects.get`` would give, on
+SQLite and PostgreSQL alike.
 
-    TOKEN_USER = RowQuery(User, "JOIN authtoken_token t ON t.user_id = {table}.id "
-                                "WHERE t.key = %s")
-    user = TOKEN_USER.one([key])
+    TOKEN_USER = RowQuery(User, "JOIN accounts_apitoken t ON t.user_id = {table}.id "
+                                "WHERE t.key_hash = %s")
+    user = TOKEN_USER.one([token_hash(key)])
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
 from cardserver import fastjson
+
+T = TypeVar("T")
+
+# Per connection wrapper (connections are per thread): statement key -> what was written.
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def compiled(key: Hashable, build: Callable[[Any], T], *, using: str = DEFAULT_DB_ALIAS) -> T:
+    """Return what ``build`` writes for the connection ``using`` (a statement, or a
+    statement and its fields), written at the first call of ``key`` on that connection.
+    Keys are global: an app's keys start with its name."""
+    connection = connections[using]
+    statements = _COMPILED.get(connection)
+    if statements is None:
+        statements = _COMPILED.setdefault(connection, {})
+    try:
+        return statements[key]
+    except KeyError:
+        written = statements[key] = build(connection)
+        return written
+
+
+def insert_statement(
+    model: type[models.Model], count: int, connection
+) -> tuple[str, list[models.Field]]:
+    """Return the INSERT of ``count`` rows of ``model`` (every column but the primary key)
+    and the fields of a row's values, in order."""
+    quote = connection.ops.quote_name
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(quote(f.column) for f in fields)
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    sql = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES " + ", ".join(
+        [row] * count
+    )
+    return sql, fields
+
+
+def insert_params(instances: Sequence[models.Model], fields: list, connection) -> list:
+    """Return the values of ``insert_statement`` for these instances, as the ORM saves them."""
+    return [
+        f.get_db_prep_save(getattr(instance, f.attname), connection)
+        for instance in instances
+        for f in fields
+    ]
+
+
+def update_statement(
+    model: type[models.Model], field_names: Sequence[str], connection
+) -> tuple[str, list[models.Field]]:
+    """Return the UPDATE of the named columns of one row of ``model``, by primary key, and
+    the fields of its values, in order."""
+    quote = connection.ops.quote_name
+    fields = [model._meta.get_field(name) for name in field_names]
+    assignments = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+    table = quote(model._meta.db_table)
+    sql = f"UPDATE {table} SET {assignments} WHERE {quote(model._meta.pk.column)} = %s"
+    return sql, fields
+
+
+def update_params(instance: models.Model, fields: list, connection) -> list:
+    """Return the values of ``update_statement`` for the instance, its primary key last."""
+    return [f.get_db_prep_save(getattr(instance, f.attname), connection) for f in fields] + [
+        instance.pk
+    ]
 
 
 class RowQuery:

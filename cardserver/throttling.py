@@ -15,6 +15,7 @@ scope          requests                                    counted per     defau
 ``register``   ``POST /bots/``, ``POST .../rotate/``        user            20/hour
 ``login``      ``POST /accounts/signup/``,                  client IP       20/minute
                ``POST /accounts/token/``
+``challenge``  ``POST /challenges/``                        user            30/hour
 =============  ==========================================  ==============  ============
 
 The rates are ``API_THROTTLE_RATES`` (environment variables ``THROTTLE_<SCOPE>``, e.g.
@@ -57,6 +58,7 @@ STRICT_SCOPES = {
     ("POST", "bot-rotate"): "register",
     ("POST", "account-signup"): "login",
     ("POST", "account-token"): "login",
+    ("POST", "challenge-list"): "challenge",
 }
 # Requests a playing client makes on every turn: counted in ``play``, not in ``user``.
 PLAY_URLS = {"match-me", "match-wait", "match-moves"}

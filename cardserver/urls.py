@@ -16,6 +16,7 @@ api_v1 = [
     # patterns in order.
     path("", include("games.urls")),
     path("health/", views.health, name="api-health"),
+    path("", views.api_index, name="api-index"),
     # The API's description is the same for everyone and reads no data: not rate-limited,
     # so that it is there when the database (which holds the counters) is not.
     path(
@@ -27,13 +28,19 @@ api_v1 = [
     ),
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="api-schema", throttle_classes=[]),
+        views.same_origin_media(
+            SpectacularSwaggerView.as_view(
+                url_name="api-schema", template_name="api/swagger_ui.html", throttle_classes=[]
+            )
+        ),
         name="api-docs",
     ),
     path(
         "redoc/",
-        SpectacularRedocView.as_view(
-            url_name="api-schema", template_name="api/redoc.html", throttle_classes=[]
+        views.same_origin_media(
+            SpectacularRedocView.as_view(
+                url_name="api-schema", template_name="api/redoc.html", throttle_classes=[]
+            )
         ),
         name="api-redoc",
     ),
@@ -43,6 +50,8 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    # Browsers and feed readers ask for /favicon.ico whatever the page says.
+    path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("", include("web.urls")),

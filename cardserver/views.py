@@ -1,13 +1,17 @@
 """Project-wide views: the health check and the error pages."""
 
+import functools
 import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import DatabaseError, connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.templatetags.static import static
+from django.urls import reverse
 from django.views import defaults
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
@@ -22,7 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from cardserver import health as worker_health
-from cardserver.api import DATABASE_DOWN, error_body
+from cardserver.api_errors import DATABASE_DOWN, error_body
 from cardserver.celery import app as celery_app
 
 logger = logging.getLogger(__name__)
@@ -73,6 +77,27 @@ _health_serializer = inline_serializer(
                 ),
             },
         ),
+        "matches": inline_serializer(
+            name="HealthMatches",
+            required=False,
+            fields={
+                "status": serializers.ChoiceField(
+                    choices=["ok", "stalled", "unknown"],
+                    help_text=(
+                        "stalled: some active match has had no move for "
+                        "MATCHES_STALLED_AFTER seconds past its turn's deadline (they are "
+                        "listed in the admin's matches, filter 'progress'). Absent when the "
+                        "database is down."
+                    ),
+                ),
+                "stalled": serializers.IntegerField(required=False),
+                "oldest_seconds": serializers.FloatField(
+                    allow_null=True, required=False,
+                    help_text="Seconds since the oldest stalled match's turn started.",
+                ),
+                "oldest_match": serializers.IntegerField(allow_null=True, required=False),
+            },
+        ),
     },
 )
 
@@ -109,6 +134,7 @@ def health(request: Request) -> Response:
             "bot_calls": worker_health.bot_calls_report(
                 queues, _broker_url() if broker == "ok" else ""
             ),
+            **(worker_health.app_reports() if database == "ok" else {}),
         },
         status=200 if healthy else 503,
     )
@@ -178,6 +204,82 @@ def _workers_queues() -> dict[str, list[str]] | None:
         queues = None
     _workers_seen = (now, queues)
     return queues
+
+
+@extend_schema(
+    summary="List the API's starting points: its docs, its schema and its collections",
+    responses={
+        200: inline_serializer(
+            name="ApiIndex",
+            fields={
+                "site": serializers.URLField(),
+                "docs": serializers.URLField(),
+                "redoc": serializers.URLField(),
+                "schema": serializers.URLField(),
+                "health": serializers.URLField(),
+                "collections": serializers.DictField(child=serializers.URLField()),
+            },
+        )
+    },
+    auth=[],
+)
+@api_view(["GET"])
+@authentication_classes([])
+@permission_classes([AllowAny])
+@throttle_classes([])
+def api_index(request: Request) -> Response:
+    """Answer the links a client starts from, so that /api/v1/ is not a dead end."""
+
+    def link(name: str) -> str:
+        return request.build_absolute_uri(reverse(name))
+
+    return Response(
+        {
+            "site": request.build_absolute_uri("/"),
+            "docs": link("api-docs"),
+            "redoc": link("api-redoc"),
+            "schema": link("api-schema"),
+            "health": link("api-health"),
+            "collections": {name: link(route) for name, route in API_COLLECTIONS},
+        }
+    )
+
+
+# The collections a newcomer looks for first, by their URL names.
+API_COLLECTIONS = (
+    ("games", "game-list"),
+    ("matches", "match-list"),
+    ("bots", "bot-list"),
+    ("tournaments", "tournament-list"),
+    ("sequential_tests", "sequential-test-list"),
+)
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Send /favicon.ico, which browsers ask for whatever a page says, to the site's icon.
+
+    The icon's URL is looked up per request: with hashed static files it exists only once
+    collectstatic has run, not when the URLs are imported.
+    """
+    return HttpResponsePermanentRedirect(static("web/favicon.svg"))
+
+
+# The API docs pages are third-party bundles (Swagger UI, ReDoc) that would fetch images,
+# fonts or data from other sites (ReDoc draws Redocly's logo from its CDN): the browser is
+# told to take those from this site only, so a reader's visit reaches no other host.
+SAME_ORIGIN_MEDIA = "img-src 'self' data:; font-src 'self' data:; connect-src 'self'"
+
+
+def same_origin_media(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Wrap a page view so that its images, fonts and fetches come from this site alone."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        response.headers.setdefault("Content-Security-Policy", SAME_ORIGIN_MEDIA)
+        return response
+
+    return wrapped
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -1,5 +1,5 @@
 """The games app: Durak and Volynshchik in the server.
 
-The rules themselves live in the pure-Python subpackage ``games.engine``, which must stay
+The rules themselves live in the pure-Python subpackage ``cardkit.engine``, which must stay
 importable without Django, so this module imports nothing.
 """

@@ -7,7 +7,7 @@ vocabulary) are the engine's ``GameInfo``; only the summaries are written here.
 
 from __future__ import annotations
 
-from games.engine import GAME_CLASSES, GameInfo
+from cardkit.engine import GAME_CLASSES, GameInfo
 
 RULES_SUMMARIES: dict[str, str] = {
     "durak": (

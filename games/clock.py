@@ -4,12 +4,15 @@ backs the watch up, and the forfeit on time.
 A turn opens with a deadline one move time limit away (``turn_open``). Three things end
 a match whose seat to move lets it pass, each enough on its own while it works: the
 match's deadline watch (``games.tasks.enforce_move_deadline``, sent by
-``deadline_watch_send``), the periodic sweep (``matches_overdue_forfeit``), and the move
-service, which forfeits a move that comes after the deadline plus ``DEADLINE_GRACE``.
+``games.tasks.deadline_watch_send``), the periodic sweep (``matches_overdue_forfeit``),
+and the move service, which forfeits a move that comes after the deadline plus
+``DEADLINE_GRACE``. The clock imports none of its tasks: they wrap it.
 
-A seat the arena plays (an HTTP or built-in bot) is on the bot driver's clock: past its
-deadline the watch and the sweep hand its turn to the driver again (they announce
-``Change.OVERDUE``, which ``bots`` subscribes to) instead of forfeiting it.
+A seat the arena plays (an HTTP or built-in bot) is on the bot driver's clock, not this
+one: the watch and the sweep leave its turn alone, however late. Its deadline passing is
+no evidence that anything failed (the turn may wait in a queue, which is the arena's
+time, not the bot's); the driver's claim lapsing is, and ``bots`` acts on that
+(``bots.tasks.resume_abandoned_turns``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from django.utils import timezone
 
 from games.events import Change, match_changed_announce
 from games.models import Match
+from games.records import match_records_count
 from games.selectors import match_snapshot_current, match_state, overdue_match_ids
 
 logger = logging.getLogger(__name__)
@@ -63,9 +67,9 @@ def match_deadline_enforce(
     Idempotent: a match that moved on, ended, or is within its time does not change.
 
     The clock of a seat the arena plays (an HTTP or built-in bot) is kept by the bot
-    driver, which alone forfeits it (``by_driver``): past such a seat's deadline its
-    driver died or its turn notice was lost with a broker, and a bot must not lose for
-    the arena's failure, so the turn is handed to a driver again instead.
+    driver, which alone forfeits it (``by_driver``): its deadline passing may mean the
+    turn waits in the arena's queue, and a bot must not lose for the arena's time, so it
+    is left as it is (a driver that died is found by its lapsed claim, in ``bots``).
     """
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=match_id)
@@ -77,7 +81,6 @@ def match_deadline_enforce(
         if now < match.deadline_at:
             return False
         if not by_driver and match.arena_to_move:
-            match_changed_announce(match, Change.OVERDUE, arena_to_move=True)
             return False
         match_forfeit_on_time(match=match, seat=match.to_move, now=now)
     return True
@@ -87,7 +90,7 @@ def matches_overdue_forfeit(*, now: datetime | None = None) -> list[int]:
     """Forfeit on time every active match whose deadline passed; return their ids.
 
     Each match is forfeited in a transaction of its own. A seat the arena plays is not
-    forfeited: its turn goes to the bot driver again (``match_deadline_enforce``).
+    forfeited (``match_deadline_enforce``).
     """
     now = now or timezone.now()
     return [
@@ -111,7 +114,7 @@ def match_forfeit_locked(*, match: Match, seat: int, code: str, detail: str, now
 
     Should be called inside a transaction holding the match row's lock. Here, below
     ``games.services``, because the clock is what forfeits most; a resignation and the
-    driver's forfeits come through ``games.services.match_forfeit``.
+    driver's forfeits come through ``games.match_endings.match_forfeit``.
     """
     state = match_state(match)
     if not match_snapshot_current(match):
@@ -148,19 +151,5 @@ def match_forfeit_locked(*, match: Match, seat: int, code: str, detail: str, now
             "snapshot", "snapshot_ply",
         ]
     )  # fmt: skip
+    match_records_count(match=match)
     match_changed_announce(match, Change.FINISHED)
-
-
-def deadline_watch_send(match_id: int, countdown: float) -> None:
-    """Send the match's deadline watch (``games.tasks.enforce_move_deadline``), due in
-    ``countdown`` seconds or in ``DEADLINE_WATCH_MAX_WAIT``, whichever is sooner."""
-    from games.tasks import enforce_move_deadline
-
-    try:
-        enforce_move_deadline.apply_async(
-            (match_id,), countdown=min(countdown, DEADLINE_WATCH_MAX_WAIT)
-        )
-    except Exception:
-        logger.exception(
-            "Could not send enforce_move_deadline(%s)", match_id, extra={"match_id": match_id}
-        )

@@ -1,7 +1,7 @@
 """Errors of the match services: what went wrong in domain terms, with no HTTP in them.
 
-The API layer (``games.api``) maps each one to a status and the error body of
-``cardserver.api``; ``code`` is the stable string that body carries.
+The API layer (``games.view_helpers``) maps each one to a status and the error body of
+``cardserver.api_errors``; ``code`` is the stable string that body carries.
 """
 
 from __future__ import annotations
@@ -98,6 +98,14 @@ class AlreadySeated(MatchError):
 class MatchNotFinished(MatchError):
     code = "match_not_finished"
     message = "The match is not finished; its seed stays secret until it ends."
+
+
+class MatchSealed(MatchError):
+    code = "match_sealed"
+    message = (
+        "The match is sealed: its deck is dealt again in matches still to end, so its cards, "
+        "seed and log stay hidden until they have (docs/fairness.md)."
+    )
 
 
 class NotMatchCreator(MatchError):

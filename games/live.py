@@ -23,11 +23,12 @@ How messages cross processes (``LIVE_PUBSUB_URL``):
   URL. (PostgreSQL ``LISTEN/NOTIFY`` would work too, but takes a lock on every notifying
   commit, serialising the commits of play, and a pooler in transaction mode cannot carry
   ``LISTEN``.)
-- **Embedded** (no Redis: SQLite, the filesystem broker, ``make run``): changes made in
-  the web process itself are delivered at once; for changes made elsewhere (the worker's
-  bot moves) one task per process reads ``(id, ply, status, to_move)`` of every match
-  someone waits on, every ``LIVE_POLL_INTERVAL`` seconds: one query per tick for all its
-  waiters (and one more for the seat holders when a change concerns account streams).
+- **Embedded** (no Redis: SQLite, the filesystem broker, ``make run``; every process on
+  one machine): changes made in the web process itself are delivered at once; the
+  process that committed sends the same message, with its keys, to the Unix socket of
+  every other web process's hub (``games.live_embedded``), so that a Celery worker's
+  moves (HTTP bots, built-in bots, forfeits on the clock) wake match and account streams
+  alike, as Redis does, and nothing runs while nothing changes.
 
 No lost wake-up: a waiter registers its keys *before* it reads the match, so a change
 committed after that read publishes a message it receives; one committed before is in
@@ -45,19 +46,21 @@ import asyncio
 import logging
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections, connection
-from django.db.models import Q
 from django.urls import get_script_prefix, set_script_prefix
 
 from cardserver.logs import current_match_id, set_match_id
 from cardserver.serving import chain_signals, in_async_server, on_shutdown, reader_pool
+from games import live_embedded
 from games.events import MatchChanged, match_changed_subscribe, match_changed_unsubscribe
+from games.live_redis import RedisSubscriptions
 from games.live_timer import SharedTimer, wake
 
 logger = logging.getLogger(__name__)
@@ -215,20 +218,27 @@ class Waiter:
 
 
 class Hub:
-    """The waiters of one web process, and the one task that wakes them (with Redis, its
-    subscriptions' task: ``games.live_redis``; without, the embedded poll)."""
+    """The waiters of one web process, and what wakes them from other processes: with
+    Redis, its subscriptions' task (``games.live_redis``); without, its socket
+    (``games.live_embedded``)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        from games.live_redis import RedisSubscriptions
-
         self.loop = loop
         self._waiters: dict[str, set[Waiter]] = {}
         self.closing = False
         self.url = settings.LIVE_PUBSUB_URL
-        self.redis = RedisSubscriptions(self, self.url) if self.url else None
-        self._task = loop.create_task(self.redis.listen() if self.redis else self._poll())
-        self._seen: dict[int, tuple] = {}
-        self._max_id: int | None = None
+        self.redis = RedisSubscriptions(self, self.url, channel_prefix()) if self.url else None
+        self._task = loop.create_task(self.redis.listen()) if self.redis else None
+        self.inbox: live_embedded.Inbox | None = None
+        if self.redis is None:
+            folder = live_embedded.rendezvous(channel_prefix())
+            try:
+                self.inbox = live_embedded.Inbox(self, folder)
+            except OSError as exc:
+                logger.error(
+                    "live: cannot listen in %s (%s): streams hear only this process's "
+                    "changes", folder, exc,
+                )  # fmt: skip
         self.timer = SharedTimer(loop)
 
     # Delivery, in the loop.
@@ -250,12 +260,15 @@ class Hub:
         """Tell every stream to end with its reconnect event (graceful shutdown)."""
         self.closing = True
         self.wake_all()
+        if self.inbox is not None:
+            self.inbox.close()
 
-    def watched_matches(self) -> set[int]:
-        return {int(key[2:]) for key in self._waiters if key.startswith("m:")}
-
-    def has_accounts(self) -> bool:
-        return any(key.startswith("a:") for key in self._waiters)
+    def close(self) -> None:
+        """Stop hearing other processes (the hub's loop ended, or a test is done with it)."""
+        if self._task is not None and not self.loop.is_closed():
+            self._task.cancel()
+        if self.inbox is not None:
+            self.inbox.close()
 
     # Subscriptions (Redis: games.live_redis), in the loop.
 
@@ -267,75 +280,6 @@ class Hub:
     def messages(self) -> int:
         """Messages this process was sent by Redis (none without it)."""
         return 0 if self.redis is None else self.redis.messages
-
-    # Embedded: one query per tick.
-
-    async def _poll(self) -> None:
-        interval = settings.LIVE_POLL_INTERVAL
-        while True:
-            await asyncio.sleep(interval)
-            if not self._waiters:
-                continue
-            try:
-                changes = await run_sync(
-                    _poll_changes, self.watched_matches(), self._seen, self._max_id,
-                    self.has_accounts(),
-                )  # fmt: skip
-            except Exception as exc:
-                logger.warning("live: poll failed (%s)", exc)
-                continue
-            self._max_id = changes.pop("max_id")
-            for key, message in changes["messages"]:
-                self.deliver(key, message)
-
-
-def _poll_changes(
-    watched: set[int], seen: dict[int, tuple], max_id: int | None, accounts: bool
-) -> dict:
-    """Return the messages for matches that changed since the last tick (embedded hub)."""
-    from games.models import Match
-
-    where = Q(id__in=watched) | Q(status=Match.Status.WAITING)
-    if max_id is not None:
-        where |= Q(id__gt=max_id)
-    rows = Match.objects.filter(where).values_list("id", "ply", "status", "to_move")
-    messages = []
-    changed = []
-    top = max_id or 0
-    now_seen = {}
-    for match_id, ply, status, to_move in rows:
-        top = max(top, match_id)
-        before = seen.get(match_id)
-        now = (ply, status, to_move)
-        now_seen[match_id] = now
-        # A match seen for the first time wakes its waiters too: one that registered after
-        # the last tick may have read it before the change this tick shows.
-        if before == now:
-            continue
-        change = _change_between(before, now)
-        message = _message(match_id, change, ply, status, to_move)
-        messages.append((match_key(match_id), message))
-        changed.append(message)
-    seen.clear()
-    seen.update(now_seen)
-    if max_id is None and not now_seen:
-        top = Match.objects.order_by("-id").values_list("id", flat=True).first() or 0
-    if accounts and changed:
-        for message in changed:
-            for user_id in match_accounts(message["match"]):
-                messages.append((account_key(user_id), message))
-    return {"messages": messages, "max_id": top}
-
-
-def _change_between(before: tuple | None, now: tuple) -> str:
-    ply, status, _ = now
-    if status in ("finished", "aborted"):
-        return status
-    if status == "active" and (before is None or before[1] != "active"):
-        return "started"
-    if before is not None and ply != before[0]:
-        return "moved"
-    return "joined"
 
 
 def _message(match_id: int, change: str, ply: int, status: str, to_move: int | None) -> dict:
@@ -352,6 +296,8 @@ def hub() -> Hub:
     global _hub
     loop = asyncio.get_running_loop()
     if _hub is None or _hub.loop is not loop or _hub.loop.is_closed():
+        if _hub is not None:
+            _hub.close()
         _hub = Hub(loop)
         on_shutdown(shutdown_current)
         chain_signals(loop)
@@ -395,37 +341,79 @@ def forget_holders() -> None:
         _holders.clear()
 
 
+# The Redis messages of the changes committed inside ``publish_batched``, this thread's.
+_batch = threading.local()
+
+
+@contextmanager
+def publish_batched() -> Iterator[None]:
+    """Send the Redis messages of the changes announced inside (by this thread) in one
+    pipeline when it ends, instead of a round trip each: the I/O pool commits several
+    answers' moves at once (``bots.pool``). Nested, the outermost sends."""
+    if getattr(_batch, "messages", None) is not None:
+        yield
+        return
+    _batch.messages = []
+    try:
+        yield
+    finally:
+        messages, _batch.messages = _batch.messages, None
+        if messages:
+            _redis_send(messages)
+
+
 def _publish(event: MatchChanged) -> None:
     """``MatchChanged`` handler: one message to the match's key and to each holder's."""
-    global _redis
     message = _message(event.match_id, str(event.change), event.ply, event.status, event.to_move)
     keys = [match_key(event.match_id)] + [
         account_key(user_id) for user_id in match_accounts(event.match_id)
     ]
-    url = settings.LIVE_PUBSUB_URL
-    if url:
-        import redis
+    publish_keys(keys, message, match_id=event.match_id)
 
-        if _redis is None:
-            _redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-        prefix = channel_prefix()
-        payload = orjson.dumps(message)
-        try:
-            with _redis.pipeline(transaction=False) as pipe:
-                for key in keys:
-                    pipe.publish(prefix + key, payload)
-                pipe.execute()
-        except Exception as exc:
-            # Waiters still wake at their keep-alive and read the match again.
-            logger.warning(
-                "live: could not publish match %s (%s)", event.match_id, exc,
-                extra={"match_id": event.match_id},
-            )  # fmt: skip
+
+def publish_keys(keys: list[str], message: dict, *, match_id: int | None = None) -> None:
+    """Send ``message`` to the waiters of ``keys`` in every web process; call it after the
+    commit that the message announces (``games.account_notices`` does so for notices).
+    Inside ``publish_batched``, the Redis message waits for the batch's one round trip."""
+    if settings.LIVE_PUBSUB_URL:
+        sent = (match_id, keys, orjson.dumps(message))
+        batched = getattr(_batch, "messages", None)
+        if batched is not None:
+            batched.append(sent)
+        else:
+            _redis_send([sent])
         return
-    current = _hub
+    current, own = _hub, None
     if current is not None and not current.loop.is_closed():
         for key in keys:
             current.loop.call_soon_threadsafe(current.deliver, key, message)
+        if current.inbox is not None:
+            own = str(current.inbox.path)
+    live_embedded.publish(live_embedded.rendezvous(channel_prefix()), keys, message, own=own)
+
+
+def _redis_send(messages: list[tuple[int | None, list[str], bytes]]) -> None:
+    """PUBLISH each (match, keys, payload) on its keys' channels, in one round trip."""
+    global _redis
+    if _redis is None:
+        import redis
+
+        url = settings.LIVE_PUBSUB_URL
+        _redis = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+    prefix = channel_prefix()
+    try:
+        with _redis.pipeline(transaction=False) as pipe:
+            for _match_id, keys, payload in messages:
+                for key in keys:
+                    pipe.publish(prefix + key, payload)
+            pipe.execute()
+    except Exception as exc:
+        # Waiters still wake at their keep-alive and read the match again.
+        matches = ", ".join(str(match_id) for match_id, _keys, _payload in messages)
+        logger.warning(
+            "live: could not publish match %s (%s)", matches, exc,
+            extra={"match_id": messages[0][0]},
+        )  # fmt: skip
 
 
 def live_publish_connect() -> None:
@@ -434,5 +422,5 @@ def live_publish_connect() -> None:
 
 
 def live_publish_disconnect() -> None:
-    """Stop publishing (tests: changes then reach waiters only through the embedded poll)."""
+    """Stop publishing (tests: a change then reaches no waiter unless it reads again)."""
     match_changed_unsubscribe(_publish)

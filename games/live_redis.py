@@ -29,13 +29,23 @@ import itertools
 import logging
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import orjson
 from django.conf import settings
 
-if TYPE_CHECKING:
-    from games.live import Hub
+
+class Hub(Protocol):
+    """What the subscriptions need of ``games.live.Hub``: its loop, its waiters' keys, and
+    delivery to a key's waiters.
+
+    A protocol, not an import: ``games.live`` builds on this module, never the reverse.
+    """
+
+    loop: asyncio.AbstractEventLoop
+    _waiters: dict[str, set]
+
+    def deliver(self, key: str, message: dict | None) -> None: ...
 
 logger = logging.getLogger(__name__)
 
@@ -67,8 +77,9 @@ class RedisSubscriptions:
     was sent, for the next flush. Everything here runs in the hub's loop.
     """
 
-    def __init__(self, hub: Hub, url: str) -> None:
-        self.hub, self.url = hub, url
+    def __init__(self, hub: Hub, url: str, prefix: str) -> None:
+        # prefix: the channel prefix (``games.live.channel_prefix``), handed down by the hub.
+        self.hub, self.url, self.prefix = hub, url, prefix
         self.number = next(_hub_numbers)
         self.messages = 0  # received: what this process was sent
         self._idle: dict[str, float] = {}  # key -> when its last waiter left
@@ -150,9 +161,7 @@ class RedisSubscriptions:
         """Keep a connection subscribed, deliver its messages; reconnect when it is lost."""
         from redis.asyncio.connection import ConnectionPool
 
-        from games.live import channel_prefix
-
-        prefix = channel_prefix()
+        prefix = self.prefix
         skip = len(prefix)
         pause = 0.1
         pool = ConnectionPool.from_url(

@@ -10,6 +10,38 @@ from django.conf import settings
 from django.db import models
 
 
+class DealGroup(models.Model):
+    """Matches dealt from one secret seed: a deck dealt more than once, seats rotated.
+
+    A ladder table, a duplicate tournament's round and a sequential test's pair are
+    groups. Every match of a group is sealed (``Match.sealed``) until the group unseals:
+    when ``size`` of its matches have ended, or when it was abandoned and every match it
+    dealt has ended. Then the seed is revealed and every deck can be recomputed from it
+    (``cardkit.fairness``). The seed never leaves this row before that.
+    """
+
+    class Kind(models.TextChoices):
+        LADDER = "ladder", "Ladder table"
+        DUPLICATE = "duplicate", "Duplicate tournament round"
+        SEQUENTIAL = "sequential", "Sequential test deck"
+
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    # Who owns the group, e.g. "tournament:7:round:2": lets the owner find its group again.
+    key = models.CharField(max_length=100, unique=True)
+    seed = models.CharField(max_length=64)
+    commitment = models.CharField(max_length=64, help_text="sha256(seed), hex.")
+    size = models.PositiveIntegerField(help_text="Matches the group deals when complete.")
+    abandoned = models.BooleanField(
+        default=False, help_text="No more matches will be dealt (a forfeit, a cancellation)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    unsealed_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    def __str__(self) -> str:
+        state = "unsealed" if self.unsealed_at else "sealed"
+        return f"deal group {self.pk} ({self.kind}, {state})"
+
+
 class Match(models.Model):
     class Game(models.TextChoices):
         DURAK = "durak", "Durak"
@@ -49,6 +81,17 @@ class Match(models.Model):
     seed_revealed = models.BooleanField(default=False)
     # Unrated practice matches may start from decks their creator chose instead.
     decks = models.JSONField(null=True, blank=True)
+    # A match of a deal group: its seed is deck ``deal_number`` of the group's seed, its
+    # commitment names the group's seed, the deck and ``deal_copy`` (this match's place in
+    # the group), so no two matches of a group publish the same commitment. ``sealed``
+    # copies the group's state onto the row so that every read decides without a join
+    # (``games.reading``).
+    deal_group = models.ForeignKey(
+        DealGroup, null=True, blank=True, on_delete=models.PROTECT, related_name="matches"
+    )
+    deal_number = models.PositiveIntegerField(null=True, blank=True)
+    deal_copy = models.PositiveIntegerField(null=True, blank=True)
+    sealed = models.BooleanField(default=False)
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -69,6 +112,10 @@ class Match(models.Model):
     # Seats whose moves the arena itself makes (HTTP and built-in bots), as a bitmask, set
     # when the match starts: a move hands the turn to the bot driver only for these.
     arena_seats = models.PositiveSmallIntegerField(default=0)
+    # Played by the arena's batch work (a tournament, the ladder, a sequential test), which
+    # plays its bots' turns itself: no person or challenger waits on it, so its tasks never
+    # take the capacity kept for interactive play (bots.routing).
+    batch = models.BooleanField(default=False, editable=False)
 
     snapshot = models.JSONField(null=True, blank=True, editable=False)
     snapshot_ply = models.PositiveIntegerField(null=True, blank=True, editable=False)
@@ -77,8 +124,12 @@ class Match(models.Model):
     # its pool (tournaments.ratings): the partial index below finds the few finished
     # rated matches not applied yet without reading the whole archive.
     rating_applied = models.BooleanField(default=False, editable=False)
+    # Set when a finished match has been added to its bots' kept records (``games.records``),
+    # in the transaction that finishes it: what makes it count once there.
+    records_counted = models.BooleanField(default=False, editable=False)
 
     class Meta:
+        verbose_name_plural = "matches"
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["game", "status", "-finished_at"]),
@@ -92,6 +143,9 @@ class Match(models.Model):
             models.CheckConstraint(
                 condition=~models.Q(format="fool") | models.Q(game="durak"),
                 name="fool_series_is_durak",
+            ),
+            models.UniqueConstraint(
+                fields=["deal_group", "deal_copy"], name="one_match_per_group_copy"
             ),
         ]
 
@@ -116,17 +170,32 @@ class Seat(models.Model):
         on_delete=models.PROTECT,
         related_name="seats",
     )
+    # Indexed with the match (Meta.indexes): a bot's matches, newest first, are one
+    # backward walk of that index (the archive's ?bot= filter).
     bot = models.ForeignKey(
-        "bots.Bot", null=True, blank=True, on_delete=models.PROTECT, related_name="seats"
+        "bots.Bot", null=True, blank=True, on_delete=models.PROTECT, related_name="seats",
+        db_index=False,
     )
     # The version of the bot that played this seat: the bot's current one when seated.
     bot_version = models.ForeignKey(
         "bots.BotVersion", null=True, blank=True, on_delete=models.PROTECT,
         related_name="seats",
     )  # fmt: skip
+    # Whether this seat forfeited its finished match (``Match.forfeit_seat``), copied here
+    # when the match is counted (``games.records``) so that a bot's forfeits are an index
+    # range, not a walk through all its seats.
+    forfeited = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["match", "index"]
+        indexes = [
+            # A bot's seats newest first: its recent matches, its pairings with another bot.
+            models.Index(fields=["bot", "match"], name="seat_bot_match"),
+            models.Index(
+                fields=["bot", "match"], condition=models.Q(forfeited=True),
+                name="seat_bot_forfeits",
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["match", "index"], name="one_seat_per_index"),
             models.CheckConstraint(
@@ -156,6 +225,10 @@ class Move(models.Model):
     queued_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     idempotency_key = models.CharField(max_length=200, blank=True)
+    # The bot's word on why it chose the move, at most 1 KB of UTF-8
+    # (cardkit.protocol.MAX_COMMENT_BYTES). Shown to the bot's owner at once, and to anyone
+    # else only once the match can be read whole (games.reading: over, and unsealed).
+    comment = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["match", "ply"]
@@ -171,3 +244,83 @@ class Move(models.Model):
 
     def __str__(self) -> str:
         return f"match {self.match_id} ply {self.ply}: seat {self.seat} {self.move}"
+
+
+class PairRecord(models.Model):
+    """A bot's results against one opponent bot in one game shape, kept as matches finish.
+
+    Counts *pairings* (``bots.headtohead``): one seat of the bot and one of the opponent at
+    a finished match. ``version`` is the version the bot's seat recorded (null for a seat
+    seated before versions). The ``rated_*`` counts are of rated matches with a loser only,
+    as the version fit reads them. ``games.records`` adds each finished match once and
+    rebuilds the rows from the archive.
+    """
+
+    bot = models.ForeignKey("bots.Bot", on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey(
+        "bots.BotVersion", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    opponent = models.ForeignKey("bots.Bot", on_delete=models.CASCADE, related_name="+")
+    game = models.CharField(max_length=20)
+    players = models.PositiveSmallIntegerField()
+    games = models.PositiveIntegerField(default=0)
+    wins = models.PositiveIntegerField(default=0, help_text="The opponent's seat lost.")
+    losses = models.PositiveIntegerField(default=0, help_text="The bot's seat lost.")
+    draws = models.PositiveIntegerField(default=0, help_text="Nobody lost.")
+    # The bot's forfeits, by kind (``games.records.forfeit_kind``).
+    timeouts = models.PositiveIntegerField(default=0)
+    illegal = models.PositiveIntegerField(default=0)
+    crashes = models.PositiveIntegerField(default=0)
+    resigned = models.PositiveIntegerField(default=0)
+    rated_games = models.PositiveIntegerField(default=0)
+    rated_wins = models.PositiveIntegerField(default=0)
+    rated_losses = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            # Two partial constraints, because a unique constraint lets rows whose version
+            # is null repeat on SQLite and on PostgreSQL before 15.
+            models.UniqueConstraint(
+                fields=["bot", "version", "opponent", "game", "players"],
+                condition=models.Q(version__isnull=False),
+                name="one_pair_record_per_version",
+            ),
+            models.UniqueConstraint(
+                fields=["bot", "opponent", "game", "players"],
+                condition=models.Q(version__isnull=True),
+                name="one_pair_record_without_version",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} v {self.opponent_id} {self.game} {self.players}p: {self.games}"
+
+
+class VersionRecord(models.Model):
+    """A bot's seats at finished matches per version: played, lost and forfeited."""
+
+    bot = models.ForeignKey("bots.Bot", on_delete=models.CASCADE, related_name="+")
+    version = models.ForeignKey(
+        "bots.BotVersion", null=True, blank=True, on_delete=models.CASCADE,
+        related_name="records",
+    )  # fmt: skip
+    games = models.PositiveIntegerField(default=0)
+    losses = models.PositiveIntegerField(default=0)
+    forfeits = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["bot", "version"],
+                condition=models.Q(version__isnull=False),
+                name="one_version_record_per_version",
+            ),
+            models.UniqueConstraint(
+                fields=["bot"],
+                condition=models.Q(version__isnull=True),
+                name="one_version_record_without_version",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id}@{self.version_id}: {self.games} games"

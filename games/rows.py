@@ -6,21 +6,25 @@ ORM costs about 0.3-0.5 ms of CPU, several times what the database spends runnin
 these few statements are written out once per connection and then only executed. Values
 still pass through Django's own field conversions (``get_db_prep_save`` on the way in,
 ``get_db_converters`` on the way out), so each function reads and writes exactly what
-the ORM would, on SQLite and on PostgreSQL. Everything else uses the ORM.
+the ORM would, on SQLite and on PostgreSQL. Everything else uses the ORM. How the SQL is
+written once and kept is ``cardserver.sql``'s; the statements of play are here.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from cardserver.sql import RowQuery
+from cardserver.sql import (
+    RowQuery,
+    compiled,
+    insert_params,
+    insert_statement,
+    update_params,
+    update_statement,
+)
 from games.models import Match, Move, Seat
-
-# Per connection: statement name -> SQL.
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 _MATCH = RowQuery(Match, "WHERE {table}.id = %s")
 _MATCH_FOR_UPDATE = RowQuery(Match, "WHERE {table}.id = %s", for_update=True)
@@ -35,19 +39,6 @@ _MATCH_FOR_UPDATE_UNLESS_AT = RowQuery(
         "_snapshot_sent": 'CASE WHEN {table}."ply" = %s THEN NULL ELSE {table}."snapshot" END'
     },
 )
-
-
-def _statements() -> dict:
-    # The connection wrapper is per thread; its statements are cached on it.
-    wrapper = connections[DEFAULT_DB_ALIAS]
-    try:
-        return _CACHE[wrapper]
-    except KeyError:
-        return _CACHE.setdefault(wrapper, {})
-
-
-def _qn(name: str) -> str:
-    return connections[DEFAULT_DB_ALIAS].ops.quote_name(name)
 
 
 def match_row(
@@ -78,72 +69,95 @@ def match_row(
 
 def match_progress(match_id: int) -> tuple[int, str, int | None] | None:
     """Return the match's ``(ply, status, to_move)``, or None: what a long-poll watches."""
-    statements = _statements()
-    if "progress" not in statements:
-        statements["progress"] = (
-            f"SELECT {_qn('ply')}, {_qn('status')}, {_qn('to_move')} "
-            f"FROM {_qn(Match._meta.db_table)} WHERE {_qn('id')} = %s"
-        )
+    sql = compiled("games.match_progress", _progress_sql)
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(statements["progress"], [match_id])
+        cursor.execute(sql, [match_id])
         return cursor.fetchone()
+
+
+def _progress_sql(connection) -> str:
+    qn = connection.ops.quote_name
+    return (
+        f"SELECT {qn('ply')}, {qn('status')}, {qn('to_move')} "
+        f"FROM {qn(Match._meta.db_table)} WHERE {qn('id')} = %s"
+    )
 
 
 def seat_indices(match_id: int, user_id: int) -> list[int]:
     """Return the seats of the match held by the user, directly or through a client bot."""
-    statements = _statements()
-    if "seats" not in statements:
-        # The bot table is the one Seat.bot refers to: games does not import bots.
-        bot_model = Seat._meta.get_field("bot").related_model
-        seat, bot = _qn(Seat._meta.db_table), _qn(bot_model._meta.db_table)
-        statements["seats"] = (
-            f"SELECT s.{_qn('index')} FROM {seat} s LEFT JOIN {bot} b ON b.{_qn('id')} = "
-            f"s.{_qn('bot_id')} WHERE s.{_qn('match_id')} = %s AND (s.{_qn('user_id')} = %s "
-            f"OR b.{_qn('account_id')} = %s) ORDER BY s.{_qn('index')}"
-        )
-    sql = statements["seats"]
+    sql = compiled("games.seat_indices", _seats_sql)
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         cursor.execute(sql, [match_id, user_id, user_id])
         return [index for (index,) in cursor.fetchall()]
 
 
+def _seats_sql(connection) -> str:
+    qn = connection.ops.quote_name
+    # The bot table is the one Seat.bot refers to: games does not import bots.
+    bot_model = Seat._meta.get_field("bot").related_model
+    seat, bot = qn(Seat._meta.db_table), qn(bot_model._meta.db_table)
+    return (
+        f"SELECT s.{qn('index')} FROM {seat} s LEFT JOIN {bot} b ON b.{qn('id')} = "
+        f"s.{qn('bot_id')} WHERE s.{qn('match_id')} = %s AND (s.{qn('user_id')} = %s "
+        f"OR b.{qn('account_id')} = %s) ORDER BY s.{qn('index')}"
+    )
+
+
 def move_insert(moves: Sequence[Move]) -> None:
     """INSERT the moves in one statement (their ``id`` stays unset: nothing on the hot
     path needs it)."""
-    key = ("move_insert", len(moves))
-    statements = _statements()
-    if key not in statements:
-        fields = [f for f in Move._meta.concrete_fields if not f.primary_key]
-        columns = ", ".join(_qn(f.column) for f in fields)
-        row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-        statements[key] = (
-            f"INSERT INTO {_qn(Move._meta.db_table)} ({columns}) VALUES "
-            + ", ".join([row] * len(moves)),
-            fields,
-        )
-    sql, fields = statements[key]
+    sql, fields = _move_insert_sql(len(moves))
     connection = connections[DEFAULT_DB_ALIAS]
-    params = [
-        f.get_db_prep_save(getattr(move, f.attname), connection) for move in moves for f in fields
-    ]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, insert_params(moves, fields, connection))
 
 
 def match_update(match: Match, field_names: Sequence[str]) -> None:
     """UPDATE the named columns of the match's row from the instance."""
-    key = ("match_update", tuple(field_names))
-    statements = _statements()
-    if key not in statements:
-        fields = [Match._meta.get_field(name) for name in field_names]
-        assignments = ", ".join(f"{_qn(f.column)} = %s" for f in fields)
-        statements[key] = (
-            f"UPDATE {_qn(Match._meta.db_table)} SET {assignments} WHERE {_qn('id')} = %s",
-            fields,
-        )
-    sql, fields = statements[key]
-    params = [
-        f.get_db_prep_save(getattr(match, f.attname), connections[DEFAULT_DB_ALIAS]) for f in fields
-    ]
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(sql, [*params, match.pk])
+    sql, fields = _match_update_sql(field_names)
+    connection = connections[DEFAULT_DB_ALIAS]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, update_params(match, fields, connection))
+
+
+def moves_insert_match_update(
+    moves: Sequence[Move], match: Match, field_names: Sequence[str]
+) -> None:
+    """``move_insert`` then ``match_update``, in one statement on PostgreSQL (the INSERT
+    in a data-modifying WITH of the UPDATE): one round trip a move where there were two.
+    Either fails whole, with the error either would raise. Elsewhere (SQLite has no
+    INSERT in a WITH), the two statements."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    if connection.vendor != "postgresql":
+        move_insert(moves)
+        match_update(match, field_names)
+        return
+    count, names = len(moves), tuple(field_names)
+
+    def build(connection) -> tuple[str, list, list]:
+        insert, move_fields = insert_statement(Move, count, connection)
+        update, match_fields = update_statement(Match, names, connection)
+        moved = connection.ops.quote_name("moved")
+        return f"WITH {moved} AS ({insert}) {update}", move_fields, match_fields
+
+    sql, move_fields, match_fields = compiled(
+        ("games.moves_insert_match_update", count, names), build
+    )
+    params = insert_params(moves, move_fields, connection)
+    params += update_params(match, match_fields, connection)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def _move_insert_sql(count: int) -> tuple[str, list]:
+    return compiled(
+        ("games.move_insert", count), lambda connection: insert_statement(Move, count, connection)
+    )
+
+
+def _match_update_sql(field_names: Sequence[str]) -> tuple[str, list]:
+    names = tuple(field_names)
+    return compiled(
+        ("games.match_update", names),
+        lambda connection: update_statement(Match, names, connection),
+    )

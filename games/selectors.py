@@ -8,79 +8,29 @@ takes it from the cached snapshot when that is current, and otherwise replays th
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, F, Prefetch, QuerySet, Window
 
-from games.engine import DurakSeries, EndReason, IllegalMove, load_game, load_state
-from games.engine.cards import shuffled_deck
-from games.engine.replay import replay_steps
-from games.fairness import commitment_matches
-from games.models import Match, Move, Seat
-from games.rows import seat_indices
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import AnonymousUser, User
+from cardkit.engine import DurakSeries, EndReason, IllegalMove, load_game, load_state
+from cardkit.engine.cards import shuffled_deck
+from cardkit.engine.replay import replay_steps
+from cardkit.fairness import (
+    commitment_matches,
+    deal_seed,
+    group_match_commitment,
+    seed_commitment,
+)
+from games.models import DealGroup, Match, Move, Seat
+from games.reading import match_reading
 
 # A finished match's end_reason is one of these or a forfeit code ("timeout", "resign"...).
 ENGINE_END_REASONS = frozenset(EndReason)
-
-
-# Who holds the seats of a match is fixed once it has started (nothing changes a seat
-# after that), so a process remembers the answer instead of asking the database on every
-# request of a playing client. Bounded, least recently used first out.
-_SEATS_HELD: OrderedDict[tuple[int, int], list[int]] = OrderedDict()
-_SEATS_HELD_MAX = 20_000
-_SEATS_HELD_LOCK = threading.Lock()
-
-
-def seats_of(user: User | AnonymousUser | None, match: Match | int) -> list[int]:
-    """Return the indices of the seats ``user`` holds in the match, lowest first.
-
-    A user holds a seat directly (``Seat.user``) or through a client bot whose account it
-    is (``Seat.bot.account``).
-    """
-    if user is None or not user.is_authenticated:
-        return []
-    match_id = match if isinstance(match, int) else match.pk
-    key = (match_id, user.pk)
-    with _SEATS_HELD_LOCK:
-        held = _SEATS_HELD.get(key)
-        if held is not None:
-            _SEATS_HELD.move_to_end(key)
-            return list(held)
-    prefetched = getattr(match, "_prefetched_objects_cache", {}).get("seats")
-    if prefetched is not None:
-        held = [
-            seat.index
-            for seat in prefetched
-            if seat.user_id == user.pk or (seat.bot_id and seat.bot.account_id == user.pk)
-        ]
-    else:
-        held = seat_indices(match_id, user.pk)
-    if isinstance(match, Match) and match.status != Match.Status.WAITING:
-        seats_remember(match_id=match_id, user=user, seats=held)
-    return held
-
-
-def seats_forget_all() -> None:
-    """Forget every remembered seat holder (tests, whose match ids repeat, call it)."""
-    with _SEATS_HELD_LOCK:
-        _SEATS_HELD.clear()
-
-
-def seats_remember(*, match_id: int, user: User, seats: list[int]) -> None:
-    """Remember the seats ``user`` holds in a match that has started (they never change)."""
-    with _SEATS_HELD_LOCK:
-        _SEATS_HELD[(match_id, user.pk)] = list(seats)
-        _SEATS_HELD.move_to_end((match_id, user.pk))
-        while len(_SEATS_HELD) > _SEATS_HELD_MAX:
-            _SEATS_HELD.popitem(last=False)
 
 
 def matches_for_listing() -> QuerySet[Match]:
@@ -106,12 +56,53 @@ def match_for_reading(match_id: int) -> Match:
 
 
 def overdue_match_ids(*, now: datetime) -> list[int]:
-    """Return the ids of active matches whose move deadline is before ``now``."""
+    """Return the ids of active matches whose move deadline is before ``now`` and whose
+    seat to move is not one the arena plays (those are on the bot driver's clock)."""
     return list(
         Match.objects.filter(status=Match.Status.ACTIVE, deadline_at__lt=now)
+        .annotate(arena_turn=F("arena_seats").bitrightshift(F("to_move")).bitand(1))
+        .exclude(arena_turn=1)
         .order_by("deadline_at")
         .values_list("pk", flat=True)
     )
+
+
+def matches_stalled(*, now: datetime) -> QuerySet[Match]:
+    """Return the active matches without progress for ``MATCHES_STALLED_AFTER`` seconds
+    past their turn's deadline, oldest turn first.
+
+    Every match in play moves or is recovered well within that bound: a person or a
+    client bot loses on time at the deadline (the sweep), a dead worker's claim lapses
+    and its turn is handed over within seconds. One found here waits on something that
+    failed or is overloaded (beat down, a lost message, a queue far behind).
+    """
+    from django.conf import settings
+
+    cutoff = now - timedelta(seconds=settings.MATCHES_STALLED_AFTER)
+    return Match.objects.filter(status=Match.Status.ACTIVE, deadline_at__lt=cutoff).order_by(
+        "turn_started_at"
+    )
+
+
+def matches_stall_report() -> dict:
+    """The ``matches`` part of the health check: how many matches are stalled, and the
+    oldest (``matches_stalled``)."""
+    from django.utils import timezone
+
+    now = timezone.now()
+    # One query: the oldest stalled match, with how many there are.
+    oldest = (
+        matches_stalled(now=now)
+        .annotate(total=Window(Count("pk")))
+        .values_list("pk", "turn_started_at", "total")
+        .first()
+    )
+    return {
+        "status": "stalled" if oldest else "ok",
+        "stalled": oldest[2] if oldest else 0,
+        "oldest_seconds": round((now - oldest[1]).total_seconds(), 1) if oldest else None,
+        "oldest_match": oldest[0] if oldest else None,
+    }
 
 
 # --- Engine states ------------------------------------------------------------------------
@@ -161,15 +152,23 @@ def match_state_keep(match: Match, state) -> None:
     transaction.on_commit(lambda: _state_remember(entry))
 
 
-# The engine states this process committed last, by match: (created_at, ply, state). A
-# match's state after its first ``ply`` moves never changes once they are logged, so a kept
-# state is right for any row read later at that ply, whoever moved the match in between;
-# ``created_at`` tells a match from another given its id after a rollback (SQLite reuses
-# ids whose rows were rolled back). The I/O pool records a match's answers one after
-# another in the same process: its next answer's move starts from here, not from the
-# snapshot's JSON, which was a tenth of its CPU. Bounded, least recently used first out.
+# The engine states this process committed last, by match: (created_at, ply, state, when
+# kept). A match's state after its first ``ply`` moves never changes once they are logged,
+# so a kept state is right for any row read later at that ply, whoever moved the match in
+# between; ``created_at`` tells a match from another given its id after a rollback (SQLite
+# reuses ids whose rows were rolled back). The I/O pool records a match's answers one
+# after another in the same process: its next answer's move starts from here, not from
+# the snapshot's JSON, which was a tenth of its CPU.
+# Only states a move may still follow are kept: a state is some 20 kB, and keeping every
+# match's last one until 4,096 later ones pushed it out grew each web process by 80 MB
+# (about 30 MB an hour under the soak's play; docs/production.md). So a finished match's
+# state goes with its last move, a state unused for ``_STATES_IDLE`` seconds goes (a match
+# that ended elsewhere: a forfeit on the clock, an abort), and at most ``_STATES_MAX``
+# stay, least recently used first out.
 _STATES: OrderedDict[int, tuple] = OrderedDict()
-_STATES_MAX = 4096
+_STATES_MAX = 1024
+_STATES_IDLE = 600.0
+_states_clock = time.monotonic
 _STATES_LOCK = threading.Lock()
 
 
@@ -177,14 +176,26 @@ def _state_remember(entry: tuple) -> None:
     match_id, created_at, ply, state = entry
     if created_at is None:
         return
+    now = _states_clock()
     with _STATES_LOCK:
         kept = _STATES.get(match_id)
         if kept is not None and kept[0] == created_at and kept[1] > ply:
             return
-        _STATES[match_id] = (created_at, ply, state)
-        _STATES.move_to_end(match_id)
-        while len(_STATES) > _STATES_MAX:
+        if state.is_over:
+            _STATES.pop(match_id, None)
+        else:
+            _STATES[match_id] = (created_at, ply, state, now)
+            _STATES.move_to_end(match_id)
+        while _STATES and (
+            len(_STATES) > _STATES_MAX or now - next(iter(_STATES.values()))[3] > _STATES_IDLE
+        ):
             _STATES.popitem(last=False)
+
+
+def states_kept() -> int:
+    """Return how many engine states this process keeps (tests, memory figures)."""
+    with _STATES_LOCK:
+        return len(_STATES)
 
 
 def match_state_known(match_id: int) -> int | None:
@@ -275,7 +286,6 @@ def match_log(match: Match, *, up_to_ply: int | None = None) -> list[Move]:
     return list(moves.filter(ply__lt=limit))
 
 
-
 def move_think_time(move: Move) -> float | None:
     """Return the seconds a bot asked over HTTP took, from its request sent to its answer
     arrived (the arena's queueing before the send is not counted); None for other moves."""
@@ -284,17 +294,49 @@ def move_think_time(move: Move) -> float | None:
     return max(0.0, (move.received_at - move.sent_at).total_seconds())
 
 
+def seat_name(seat: Seat | None) -> str:
+    """Return the name of a seat's player: its bot's, its user's, or "open seat"."""
+    if seat is None:
+        return "open seat"
+    if seat.bot_id:
+        return seat.bot.name
+    if seat.user_id:
+        return seat.user.username
+    return "open seat"
+
+
+def match_seats_named(match: Match) -> tuple[list[str], list[str | None]]:
+    """Return, by seat, the players' names (a replay's ``seats``) and the label of the bot
+    version that played each (its ``seat_versions``; None for a person), in one query."""
+    seats = {seat.index: seat for seat in match.seats.select_related("user", "bot", "bot_version")}
+    names = [seat_name(seats.get(index)) for index in range(match.players)]
+    versions = [
+        seats[index].bot_version.label
+        if index in seats and seats[index].bot_version is not None
+        else None
+        for index in range(match.players)
+    ]
+    return names, versions
+
+
 def match_replay_steps(match: Match, *, only: int | None = None) -> list[dict]:
     """Return the steps of the match's replay: the state after each ply, with its move.
 
     Every state shows all hands once the match is finished, and the public view before.
-    With ``only``, the one step after ``only`` moves. The match must have started.
+    The bots' comments are shown once the match may be read whole (``games.reading``:
+    finished and unsealed); before, an opponent or a spectator would learn from them what
+    a bot holds or plans. With ``only``, the one step after ``only`` moves. The match
+    must have started.
     """
     complete = match.status == Match.Status.FINISHED
     moves = match_log(match, up_to_ply=only)
     return replay_steps(
-        match_states(match, moves), moves, complete=complete, only=only,
+        match_states(match, moves),
+        moves,
+        complete=complete,
+        only=only,
         think_time=move_think_time,
+        comments=match_reading(match).complete,
     )
 
 
@@ -306,6 +348,7 @@ class Verification:
     """What ``match_verification`` found; ``ok`` when every check passed."""
 
     match_id: int
+    kind: str
     seed: str
     commitment: str
     decks: list[list[str]]
@@ -313,7 +356,12 @@ class Verification:
     replay_ok: bool
     result_ok: bool
     moves: int
+    checks: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    group_seed: str | None = None
+    group_commitment: str | None = None
+    deal_number: int | None = None
+    deal_copy: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -321,16 +369,16 @@ class Verification:
 
 
 def match_verification(match: Match) -> Verification:
-    """Recompute a finished match from its revealed seed (or decks) and its log.
+    """Recompute a finished, unsealed match from its revealed seed (or decks) and its log.
 
-    Check that the commitment is the SHA-256 of the seed, that the log replays legally on
+    Check the commitment (``match_commitment_checks``), that the log replays legally on
     the decks the seed gives, and that the replay ends in the stored result (for a forfeit:
     that the replay is still in play, with the forfeiting seat among the players).
     """
+    kind, checks, commitment_ok, group = match_commitment_checks(match)
     problems: list[str] = []
-    commitment_ok = commitment_matches(match.seed_commitment, seed=match.seed, decks=match.decks)
     if not commitment_ok:
-        problems.append("the commitment is not the SHA-256 of the revealed seed or decks")
+        problems.append(f"the commitment check failed: {checks[0]}")
     moves = match_log(match)
     state = None
     replay_ok = True
@@ -359,8 +407,16 @@ def match_verification(match: Match) -> Verification:
             )
             if not result_ok:
                 problems.append("the forfeit does not fit the replayed log")
+    checks.append(f"the log of {len(moves)} moves replays legally on the decks shown")
+    checks.append("the replay ends in the stored result (a forfeit: the seat forfeited in play)")
     return Verification(
         match_id=match.pk,
+        kind=kind,
+        checks=checks,
+        group_seed=group.seed if group else None,
+        group_commitment=group.commitment if group else None,
+        deal_number=match.deal_number if group else None,
+        deal_copy=match.deal_copy if group else None,
         seed=match.seed,
         commitment=match.seed_commitment,
         decks=decks,
@@ -370,3 +426,34 @@ def match_verification(match: Match) -> Verification:
         moves=len(moves),
         problems=problems,
     )
+
+
+def match_commitment_checks(match: Match) -> tuple[str, list[str], bool, DealGroup | None]:
+    """Return the match's kind, what its commitment check states, whether it holds, and
+    its deal group: the checks are said as a reader recomputes them (docs/fairness.md)."""
+    group = match.deal_group if match.deal_group_id else None
+    if group is not None:
+        n, k = match.deal_number, match.deal_copy
+        expected = group_match_commitment(group.seed, n, k)
+        ok = (
+            expected == match.seed_commitment
+            and deal_seed(group.seed, n) == match.seed
+            and seed_commitment(group.seed) == group.commitment
+        )
+        checks = [
+            f'sha256("cardserver-group:{{group_seed}}:{n}:{k}") equals the commitment this '
+            "match published when it started",
+            f'the seed is sha256("cardserver-deal:{{group_seed}}:{n}"), deck {n} of the group',
+            "sha256(group_seed) equals the group's commitment",
+        ]
+        return "group", checks, ok, group
+    if match.decks is not None:
+        ok = commitment_matches(match.seed_commitment, decks=match.decks)
+        checks = [
+            "sha256 of the decks as compact JSON equals the commitment published at the start "
+            "(explicit decks chosen by the match's creator: not random)"
+        ]
+        return "explicit", checks, ok, None
+    ok = commitment_matches(match.seed_commitment, seed=match.seed)
+    checks = ["sha256(seed) equals the commitment published when the match started"]
+    return "seeded", checks, ok, None

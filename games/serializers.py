@@ -11,8 +11,10 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from games.engine import GAME_CLASSES
+from cardkit.engine import GAME_CLASSES
+from cardkit.protocol import MAX_COMMENT_BYTES
 from games.models import Match, Seat
+from games.reading import match_forfeit_reason, match_seed_revealed
 
 # What any game allows, from the engine's GameInfo; the engine checks the game's own range.
 _INFOS = [game.INFO for game in GAME_CLASSES.values()]
@@ -151,11 +153,39 @@ class MoveSubmitSerializer(serializers.Serializer):
         min_value=0,
         help_text="Needed only when you hold several seats; default: your seat to move.",
     )
+    comment = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text=(
+            f"Why the bot chose this move: text of at most {MAX_COMMENT_BYTES} bytes of "
+            "UTF-8. Shown to the bot's owner in its call log at once, and to everyone in "
+            "the replay once the match is over (a sealed match: once its deal group ends)."
+        ),
+    )
+
+    def validate_comment(self, value):
+        return comment_check(value)
 
     def validate_move(self, value):
         if not isinstance(value, dict) or not isinstance(value.get("type"), str):
             raise serializers.ValidationError('A move is a JSON object with a "type".')
         return value
+
+
+def comment_check(value: str) -> str:
+    """Return a move's ``comment`` if it is within ``MAX_COMMENT_BYTES`` bytes of UTF-8,
+    else raise a ValidationError that names the limit (``CharField`` has refused
+    what is not text, and NUL, which PostgreSQL's text cannot hold)."""
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise serializers.ValidationError("A comment is text (a lone surrogate is not).") from None
+    if size > MAX_COMMENT_BYTES:
+        raise serializers.ValidationError(
+            f"A comment is at most {MAX_COMMENT_BYTES} bytes of UTF-8; this one is {size}."
+        )
+    return value
 
 
 class MoveOutcomeSerializer(serializers.Serializer):
@@ -199,6 +229,10 @@ class MatchSerializer(serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
+    forfeit_reason = serializers.SerializerMethodField(
+        help_text="What the forfeiting seat did; blank while the match is sealed (it may "
+        "name cards of its deck)."
+    )
 
     class Meta:
         model = Match
@@ -207,15 +241,26 @@ class MatchSerializer(serializers.ModelSerializer):
             "move_time_limit", "created_by", "seats", "created_at", "started_at",
             "finished_at", "ply", "to_move", "turn_started_at", "deadline_at", "result",
             "loser", "end_reason", "forfeit_seat", "forfeit_reason", "seed_commitment",
+            "sealed",
         ]  # fmt: skip
         read_only_fields = fields
+        extra_kwargs = {
+            "sealed": {
+                "help_text": "The match's deck is dealt again in matches still to end: no "
+                "card, seed or log of it is shown until they have (docs/fairness.md)."
+            }
+        }
+
+
+    def get_forfeit_reason(self, match) -> str:
+        return match_forfeit_reason(match)
 
 
 class MatchDetailSerializer(MatchSerializer):
     """One match: the list fields, the public state, and the seed once revealed."""
 
     seed = serializers.SerializerMethodField(
-        help_text="The shuffle seed, once the match is over; null while it is played."
+        help_text="The shuffle seed, once the match is over and unsealed; null before."
     )
     decks = serializers.SerializerMethodField(
         help_text="The deck of every deal (top first), once the match is over."
@@ -227,7 +272,7 @@ class MatchDetailSerializer(MatchSerializer):
         read_only_fields = fields
 
     def get_seed(self, match) -> str | None:
-        return match.seed or None if match.seed_revealed else None
+        return match_seed_revealed(match)
 
     @extend_schema_field(
         serializers.ListField(
@@ -281,6 +326,13 @@ class ReplayStepSerializer(serializers.Serializer):
             "for other moves."
         ),
     )
+    comment = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "Why the bot chose the move, in its own words (the move's `comment`); null "
+            "for none, and for every move while the match is in play or sealed."
+        ),
+    )
     state = serializers.JSONField(
         help_text=(
             "The state after `ply` moves, without its `history` (the steps are the log): "
@@ -309,16 +361,43 @@ class ReplaySerializer(serializers.Serializer):
     forfeit_reason = serializers.CharField(
         allow_blank=True, help_text="What the forfeiting seat did, for a forfeited match."
     )
+    seats = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The players' names by seat (a bot's name or a user's), as on the match page.",
+    )
+    seat_versions = serializers.ListField(
+        child=serializers.CharField(allow_null=True),
+        required=False,
+        help_text="By seat, the label of the bot's version that played it; null for a person.",
+    )
     steps = ReplayStepSerializer(many=True)
 
 
 class VerificationSerializer(serializers.Serializer):
     match = serializers.IntegerField(source="match_id")
     ok = serializers.BooleanField()
-    seed = serializers.CharField(allow_blank=True)
+    kind = serializers.ChoiceField(
+        choices=["seeded", "group", "explicit"],
+        help_text="seeded: the match's own seed; group: a deck of a deal group's seed; "
+        "explicit: decks its creator chose (practice), not random.",
+    )
+    checks = serializers.ListField(
+        child=serializers.CharField(), help_text="Exactly what was checked, one line each."
+    )
+    seed = serializers.CharField(
+        allow_blank=True, help_text="The seed the decks were dealt from (blank: explicit)."
+    )
+    group_seed = serializers.CharField(
+        allow_null=True, help_text="The deal group's seed (kind group), else null."
+    )
+    deal_number = serializers.IntegerField(allow_null=True)
+    deal_copy = serializers.IntegerField(allow_null=True)
+    group_commitment = serializers.CharField(
+        allow_null=True, help_text="sha256(group_seed) (kind group), else null."
+    )
     commitment = serializers.CharField()
     commitment_ok = serializers.BooleanField(
-        help_text="sha256(seed as 64 ASCII hex characters) equals the published commitment."
+        help_text="The commitment published at the start is the one the checks name."
     )
     decks = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
     replay_ok = serializers.BooleanField(help_text="The log replays legally on those decks.")

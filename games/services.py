@@ -1,6 +1,7 @@
-"""Actions on matches: creating, joining, starting, cancelling, forfeiting.
+"""Actions on matches: creating, joining, starting, cancelling.
 
-Playing moves is ``games.play``, the clock ``games.clock``. Each action is a function
+Playing moves is ``games.move_services``, the clock ``games.clock``, ending a match early
+(forfeit, resignation, abort) ``games.match_endings``. Each action is a function
 named ``<entity>_<action>`` with keyword-only, typed arguments, and runs as one
 transaction. A match is its options, its deck commitment and an append-only log of moves;
 these modules are the only code that writes them.
@@ -22,21 +23,27 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.utils import timezone
 
-from games import clock
-from games.engine import load_game
-from games.engine.cards import check_deck
+from cardkit.engine import load_game
+from cardkit.engine.cards import check_deck
+from cardkit.fairness import (
+    deal_seed,
+    decks_commitment,
+    group_match_commitment,
+    new_seed,
+    seed_commitment,
+)
+from games import clock, tasks
 from games.errors import (
     AlreadySeated,
     InvalidMatchRequest,
-    MatchNotActive,
     MatchNotWaiting,
     NotMatchCreator,
     SeatTaken,
     TooManyOpenMatches,
 )
 from games.events import Change, match_changed_announce
-from games.fairness import decks_commitment, new_seed, seed_commitment
 from games.models import Match, Seat
+from games.sealing import GroupDeal
 from games.seating import SeatedBot, SeatHolder
 from games.selectors import (
     match_initial_state,
@@ -69,17 +76,17 @@ def match_create(
     rated: bool = False,
     decks: list[list[str]] | None = None,
     dealer: int = 0,
-    decks_trusted: bool = False,
+    deal: GroupDeal | None = None,
     notify: bool = True,
     by_arena: bool = False,
 ) -> Match:
     """Create a match; start it at once if every seat is held.
 
     ``seats`` has one entry per seat: its ``SeatHolder``, or None for a seat left open for
-    ``match_join``. ``decks`` (unrated single deals only) replaces the
-    secret seed with a deck the creator chose, top card first, given as a one-deck list;
-    with ``decks_trusted`` the decks come from a source as secret as a seed (a duplicate
-    tournament's own seed, never a player), and a rated match may use them. With
+    ``match_join``. ``decks`` (unrated single deals only: practice) replaces the
+    secret seed with a deck the creator chose, top card first, given as a one-deck list.
+    ``deal`` deals the match from a deal group's seed instead of a seed of its own: the
+    match is sealed until the group unseals (``games.sealing``). With
     ``notify`` false no message is sent when it starts (no turn notice, no deadline
     watch): the caller plays its bots' turns itself (the tournament and ladder tasks).
     ``by_arena``: the arena seats the bots (tournaments, the ladder), not ``creator``,
@@ -104,9 +111,9 @@ def match_create(
             f"the move time limit must be above 0 and at most {MAX_MOVE_TIME_LIMIT:g} seconds"
         )
     if decks is not None:
-        decks = _checked_decks(
-            decks, rated=rated and not decks_trusted, format=format, deck_size=engine_game.deck_size
-        )
+        if deal is not None:
+            raise InvalidMatchRequest("a match of a deal group is dealt from its seed, not decks")
+        decks = _checked_decks(decks, rated=rated, format=format, deck_size=engine_game.deck_size)
     for holder in seats:
         if holder is not None:
             _check_holder(holder, game)
@@ -127,7 +134,18 @@ def match_create(
         move_time_limit=move_time_limit,
         created_by=creator,
         decks=decks,
+        # Only the batch runners (tournaments, the ladder, sequential tests) play their
+        # matches' turns themselves, without notices.
+        batch=not notify,
     )
+    if deal is not None:
+        if deal.group.abandoned or deal.group.unsealed_at is not None:
+            # Its other matches may be read by now: dealing its deck again would show it.
+            raise InvalidMatchRequest("the deal group is closed: it deals no more matches")
+        match.deal_group = deal.group
+        match.deal_number = deal.number
+        match.deal_copy = deal.copy
+        match.sealed = True
     full = all(holder is not None for holder in seats)
     if full:
         # Dealt before its row is written: one INSERT for a match that starts at once.
@@ -248,7 +266,13 @@ def match_start(*, match: Match, now: datetime | None = None) -> Match:
 def _deal(match: Match, now: datetime, arena_seats: Iterable[int]) -> None:
     """Set the match's fields for its start: the seed and its commitment, the snapshot at
     ply 0, the seats the arena plays, the first turn's clock."""
-    if match.decks is None:
+    if match.deal_group_id is not None:
+        group_seed = match.deal_group.seed
+        match.seed = deal_seed(group_seed, match.deal_number)
+        match.seed_commitment = group_match_commitment(
+            group_seed, match.deal_number, match.deal_copy
+        )
+    elif match.decks is None:
         match.seed = new_seed()
         match.seed_commitment = seed_commitment(match.seed)
     else:
@@ -283,7 +307,7 @@ def _on_commit_started(match: Match, *, notify: bool) -> None:
     )
     match_changed_announce(match, Change.STARTED, arena_to_move=notify and match.arena_to_move)
     if notify and not _arena_plays_every_seat(match):
-        transaction.on_commit(lambda: clock.deadline_watch_send(match_id, first_deadline))
+        transaction.on_commit(lambda: tasks.deadline_watch_send(match_id, first_deadline))
 
 
 def _arena_plays_every_seat(match: Match) -> bool:
@@ -352,57 +376,6 @@ def match_snapshot_refresh(*, match: Match):
     )
     match.snapshot, match.snapshot_ply = snapshot, match.ply
     return state
-
-
-# --- Ending early -----------------------------------------------------------------------
-
-
-def match_forfeit(
-    *,
-    match_id: int,
-    seat: int,
-    code: str,
-    detail: str,
-    expected_ply: int | None = None,
-    now: datetime | None = None,
-) -> Match:
-    """End an active match with ``seat`` as its loser (a fool series is lost too).
-
-    ``code`` becomes ``end_reason`` ("timeout", "forfeit", "resign", ...) and ``detail``
-    the ``forfeit_reason``. Idempotent: do nothing if the match is not active or, when
-    ``expected_ply`` is given, if it has moved past that ply.
-    """
-    with transaction.atomic():
-        match = Match.objects.select_for_update().get(pk=match_id)
-        if match.status != Match.Status.ACTIVE:
-            return match
-        if expected_ply is not None and match.ply != expected_ply:
-            return match
-        if not 0 <= seat < match.players:
-            raise InvalidMatchRequest(f"seat {seat} is not in this match")
-        clock.match_forfeit_locked(
-            match=match, seat=seat, code=code, detail=detail, now=now or timezone.now()
-        )
-    return match
-
-
-def match_resign(*, match_id: int, seat: int) -> Match:
-    """End an active match with ``seat`` resigning (its loser, ``end_reason`` "resign").
-
-    The status is read under the match's lock, so of two seats resigning at once one
-    resigns and the other gets MatchNotActive; so does a seat of a match already over.
-    """
-    with transaction.atomic():
-        match = Match.objects.select_for_update().get(pk=match_id)
-        if match.status != Match.Status.ACTIVE:
-            raise MatchNotActive(match.status, match.ply)
-        if not 0 <= seat < match.players:
-            raise InvalidMatchRequest(f"seat {seat} is not in this match")
-        clock.match_forfeit_locked(
-            match=match, seat=seat, code="resign", detail=f"seat {seat} resigned",
-            now=timezone.now(),
-        )  # fmt: skip
-    return match
 
 
 # --- Helpers ----------------------------------------------------------------------------

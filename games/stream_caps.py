@@ -33,7 +33,8 @@ from collections import Counter
 from django.conf import settings
 from django.http import HttpResponse
 
-from cardserver.api import error_body
+from cardserver.api_errors import error_body
+from games.view_helpers import json_answer
 
 logger = logging.getLogger(__name__)
 
@@ -132,8 +133,6 @@ def stream_lease(plan) -> Lease | Uncounted | HttpResponse:
 
 
 def too_many_streams(per: str, limit: int) -> HttpResponse:
-    from games.streams import json_answer
-
     response = json_answer(
         error_body(
             code="too_many_streams",

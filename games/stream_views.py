@@ -18,19 +18,18 @@ from rest_framework.views import APIView
 from cardserver.renderers import JSONRenderer
 from cardserver.schema import error_responses
 from cardserver.throttling import ArenaThrottle
-from games.api import (
+from games.player_views import SEAT_PARAMETER, JsonOnly
+from games.seats_held import seats_of
+from games.serializers import SeatChoiceSerializer
+from games.streams import NDJSON, SSE, StreamPlan, media_type_of
+from games.view_helpers import (
     MATCH_ID,
     NOT_AUTHENTICATED,
     NOT_FOUND,
     NOT_YOUR_SEAT,
-    MatchErrorsMixin,
     bare_match_or_404,
     my_seat,
 )
-from games.play_views import SEAT_PARAMETER, JsonOnly
-from games.selectors import seats_of
-from games.serializers import SeatChoiceSerializer
-from games.streams import NDJSON, SSE, StreamPlan, media_type_of
 
 TOO_MANY = {429: "Too many requests, or this account or IP holds its cap of open streams."}
 
@@ -99,7 +98,7 @@ def _last_event_id(request: Request) -> int | None:
     return int(value)
 
 
-class MatchStreamView(MatchErrorsMixin, APIView):
+class MatchStreamView(APIView):
     permission_classes = [AllowAny]
     renderer_classes = [JSONRenderer]
     content_negotiation_class = JsonOnly

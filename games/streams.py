@@ -4,7 +4,7 @@
   and its legal moves on its turn) or a spectator (the public view).
 - ``GET /api/v1/stream/events/``: one stream per account for everything that concerns it.
 - ``GET /api/v1/matches/{id}/wait/``: the long-poll, its contract unchanged, woken the
-  same way (``games.play_views.run_wait``).
+  same way (``games.player_views.run_wait``).
 
 Server-Sent Events by default (``text/event-stream``; a match stream's ``id:`` is the ply,
 so ``Last-Event-ID`` resumes), NDJSON with ``Accept: application/x-ndjson``. A request is
@@ -34,14 +34,14 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from cardserver.middleware import RequestCyclesMiddleware
-from cardserver.renderers import JSONRenderer
 from cardserver.serving import HOLD, EventStream, HeldResponse, in_async_server
-from games import live
-from games.api import my_seat
+from games import account_notices, live
 from games.models import Match, Move
+from games.reading import match_reading
 from games.rows import match_progress, match_row
-from games.selectors import seats_of
+from games.seats_held import seats_of
 from games.stream_caps import UNCOUNTED, Lease, Uncounted, capped, stream_lease
+from games.view_helpers import my_seat, player_view
 
 SSE = "text/event-stream"
 NDJSON = "application/x-ndjson"
@@ -98,10 +98,6 @@ def live_view(view_class: type, run: Callable[[StreamPlan], Awaitable[HttpRespon
 def media_type_of(request) -> str:
     accept = request.META.get("HTTP_ACCEPT", "")
     return NDJSON if NDJSON in accept else SSE
-
-
-def json_answer(data: dict, status: int = 200) -> HttpResponse:
-    return HttpResponse(JSONRenderer().render(data), status=status, content_type="application/json")
 
 
 # --- Encoding ---------------------------------------------------------------------------
@@ -224,8 +220,6 @@ def public_batch(key: tuple) -> tuple[list, tuple, bool] | None:
 
 
 def _match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list, tuple, bool]:
-    from games.play_views import player_view
-
     match = match_row(plan.match_id)
     if match is None:
         deleted = orjson.dumps({"match": plan.match_id, "status": "deleted"})
@@ -234,7 +228,10 @@ def _match_batch(plan: StreamPlan, since: tuple[int, str] | None) -> tuple[list,
     if since == now:
         return [], now, False
     events = []
-    if since is not None and match.ply > since[0]:
+    # The public log of a sealed match is hidden from spectators: it would show cards of
+    # its group's other matches (games.reading); its players saw every move already.
+    log_shown = bool(plan.mine) and match.status == Match.Status.ACTIVE
+    if since is not None and match.ply > since[0] and (log_shown or match_reading(match).public):
         # Up to the row read: a move committed since then comes with the next batch.
         moves = Move.objects.filter(
             match_id=match.pk, ply__gte=since[0], ply__lt=match.ply
@@ -354,8 +351,6 @@ def account_facts(user, message: dict, known: dict) -> list[tuple[str, dict]]:
     ``known`` maps a match id to the last ply announced as ``your_turn`` (and remembers
     which matches were announced as started), so nothing is said twice.
     """
-    from games.play_views import player_view
-
     match_id = message["match"]
     events = []
     first = match_id not in known
@@ -392,16 +387,20 @@ def account_facts(user, message: dict, known: dict) -> list[tuple[str, dict]]:
 
 
 def account_batch(user, messages: list[dict] | None, known: dict) -> list[tuple[str, dict]]:
-    """Events for ``messages``; with None, for every active match (opening, resync)."""
+    """Events for ``messages``; with None, for every active match and every notice
+    outstanding (opening, resync). Notices (``games.account_notices``) come after the
+    matches' events."""
+    notices = account_notices.notice_events(user, messages, known)
     if messages is None:
         messages = account_matches(user)
     latest: dict[int, dict] = {}
     for message in messages:  # the latest word on each match is enough
-        latest[message["match"]] = message
+        if not account_notices.is_notice(message):
+            latest[message["match"]] = message
     events = []
     for message in latest.values():
         events.extend(account_facts(user, message, known))
-    return events
+    return events + notices
 
 
 def account_chunk(user, messages: list[dict] | None, known: dict, media_type: str) -> bytes:

@@ -14,16 +14,15 @@ The clock of a match is kept by three things, each enough on its own while it wo
 - ``sweep_overdue_matches``, run by Celery beat every few seconds: forfeits every active
   match whose deadline passed, for the watches that were lost (a broker flushed, a
   worker killed).
-- ``games.play.match_move_submit``: a move that comes after its deadline (plus a
+- ``games.move_services.match_move_submit``: a move that comes after its deadline (plus a
   grace) loses on time instead of being played.
 
 A seat the arena plays (an HTTP or built-in bot) is on the bot driver's clock: the watch
-and the sweep hand such a turn to the driver again (announcing ``Change.OVERDUE``, which
-``bots`` subscribes to) rather than forfeit it (the driver
-died, or its notice was lost with the broker), the driver forfeits an HTTP bot that
-cannot be asked in time, and built-in players, which decide in microseconds, are never
-late by their own doing. A match whose every seat the arena plays is sent no watch: the
-sweep and ``bots.tasks.resume_abandoned_turns`` hand its overdue turns over.
+and the sweep leave such a turn alone (it may wait in the arena's queue, which is not
+the bot's time), the driver forfeits an HTTP bot that does not answer within its time
+from the request sent, and built-in players never lose on time. A driver that died is
+found by its lapsed claim (``bots.tasks.resume_abandoned_turns``). A match whose every
+seat the arena plays is sent no watch.
 """
 
 from __future__ import annotations
@@ -63,12 +62,27 @@ def enforce_move_deadline(self, match_id: int) -> bool:
     if deadline is not None and not self.request.is_eager:
         countdown = (deadline - timezone.now()).total_seconds()
         if countdown <= 0:
-            # Past the deadline and not forfeited: a seat the arena plays, whose turn went
-            # to the bot driver again. Look again once a driver could have played it, not
-            # every second while a dead driver's claim runs out.
+            # Past the deadline and not forfeited: a seat the arena plays, on the bot
+            # driver's clock. Look again later, not every second, in case a person's or
+            # a client bot's seat is to move by then.
             countdown = ARENA_TURN_RECHECK
-        clock.deadline_watch_send(match_id, countdown + clock.DEADLINE_GRACE)
+        deadline_watch_send(match_id, countdown + clock.DEADLINE_GRACE)
     return False
+
+
+# Here beside its task, not in ``games.clock``, so that the clock never imports its tasks:
+# the tasks wrap the clock, and the services that start a match send its first watch.
+def deadline_watch_send(match_id: int, countdown: float) -> None:
+    """Send the match's deadline watch (``enforce_move_deadline``), due in ``countdown``
+    seconds or in ``clock.DEADLINE_WATCH_MAX_WAIT``, whichever is sooner."""
+    try:
+        enforce_move_deadline.apply_async(
+            (match_id,), countdown=min(countdown, clock.DEADLINE_WATCH_MAX_WAIT)
+        )
+    except Exception:
+        logger.exception(
+            "Could not send enforce_move_deadline(%s)", match_id, extra={"match_id": match_id}
+        )
 
 
 @shared_task(ignore_result=True)

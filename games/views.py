@@ -2,8 +2,8 @@
 
 Views are thin: they parse with an input serializer, find the requester's seat, call one
 service or selector, and shape the answer with an output serializer. The play endpoints
-are in ``games.play_views``; what both share is in ``games.api``, where the domain errors
-(``games.errors``) become the error body of ``cardserver.api``.
+are in ``games.player_views``; what both share is in ``games.view_helpers``, where the domain errors
+(``games.errors``) become the error body of ``cardserver.api_errors``.
 """
 
 from __future__ import annotations
@@ -15,22 +15,22 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cardkit.engine.replay import replay_document
+from cardserver.pagination import ArchiveCursorPagination
 from cardserver.schema import error_responses
 from games import errors, services
-from games.api import (
-    MATCH_ID,
-    NOT_AUTHENTICATED,
-    NOT_FOUND,
-    MatchErrorsMixin,
-    match_detail,
-    match_or_404,
-)
 from games.catalog import GAME_CATALOG
-from games.engine.replay import replay_document
 from games.filters import MatchFilter
 from games.models import Match
+from games.reading import match_forfeit_reason, match_reading, match_seed_revealed
 from games.seating import SeatedBot, SeatHolder, bot_named
-from games.selectors import match_decks, match_replay_steps, match_verification, matches_for_listing
+from games.selectors import (
+    match_decks,
+    match_replay_steps,
+    match_seats_named,
+    match_verification,
+    matches_for_listing,
+)
 from games.serializers import (
     GameSerializer,
     MatchCreateSerializer,
@@ -39,6 +39,13 @@ from games.serializers import (
     MatchSerializer,
     ReplaySerializer,
     VerificationSerializer,
+)
+from games.view_helpers import (
+    MATCH_ID,
+    NOT_AUTHENTICATED,
+    NOT_FOUND,
+    match_detail,
+    match_or_404,
 )
 
 # --- Games ------------------------------------------------------------------------------
@@ -59,15 +66,21 @@ class GameListView(APIView):
 # --- Matches ----------------------------------------------------------------------------
 
 
-class MatchListCreateView(MatchErrorsMixin, generics.ListAPIView):
+class MatchListCreateView(generics.ListAPIView):
     serializer_class = MatchSerializer
     filterset_class = MatchFilter
+    pagination_class = ArchiveCursorPagination
 
     def get_queryset(self):
         return matches_for_listing()
 
     @extend_schema(
         summary="List the match archive, newest first (filters, 50 to a page)",
+        description=(
+            "Pages by cursor: follow `next` for older matches, `previous` for newer ones. "
+            "There is no count (counting the archive would scan it at every request); "
+            "`?page=N` is still served, with a count capped at 10,000."
+        ),
         tags=["matches"],
     )
     def get(self, request: Request, *args, **kwargs) -> Response:
@@ -146,12 +159,13 @@ def _bot(name_or_id: str, *, field: str) -> SeatedBot:
     return bot
 
 
-class MatchDetailView(MatchErrorsMixin, APIView):
+class MatchDetailView(APIView):
     @extend_schema(
         summary="Read one match: options, seats, result and the public view of the table",
         description=(
             "While the match is played, `state` is what a spectator sees; once it is "
-            "over, the whole table, the seed and the decks."
+            "over, the whole table, the seed and the decks. A sealed match (`sealed`) "
+            "shows no state, seed or decks until its deal group unseals."
         ),
         parameters=[MATCH_ID],
         responses={200: MatchDetailSerializer, **error_responses(NOT_FOUND)},
@@ -161,7 +175,7 @@ class MatchDetailView(MatchErrorsMixin, APIView):
         return Response(match_detail(match_or_404(pk)))
 
 
-class MatchJoinView(MatchErrorsMixin, APIView):
+class MatchJoinView(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
@@ -198,7 +212,7 @@ class MatchJoinView(MatchErrorsMixin, APIView):
         return Response(match_detail(match_or_404(pk)))
 
 
-class MatchCancelView(MatchErrorsMixin, APIView):
+class MatchCancelView(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
@@ -229,7 +243,7 @@ class ReplayQuerySerializer(serializers.Serializer):
     )
 
 
-class MatchReplayView(MatchErrorsMixin, APIView):
+class MatchReplayView(APIView):
     @extend_schema(
         summary="Replay a match: the log with the state after every ply",
         description=(
@@ -244,7 +258,8 @@ class MatchReplayView(MatchErrorsMixin, APIView):
                 {
                     400: "A ply beyond the log.",
                     **NOT_FOUND,
-                    409: "The match has not started (`match_not_started`).",
+                    409: "The match has not started (`match_not_started`) or is sealed "
+                    "(`match_sealed`).",
                 }
             ),
         },
@@ -256,39 +271,49 @@ class MatchReplayView(MatchErrorsMixin, APIView):
         match = match_or_404(pk)
         if match.status not in (Match.Status.ACTIVE, Match.Status.FINISHED):
             raise errors.MatchNotStarted()
+        reading = match_reading(match)
+        if not reading.public:
+            raise errors.MatchSealed()
         only = form.validated_data.get("ply")
         if only is not None and only > match.ply:
             raise serializers.ValidationError({"ply": [f"The log has {match.ply} moves."]})
-        complete = match.status == Match.Status.FINISHED
+        complete = reading.complete
+        seat_names, seat_versions = match_seats_named(match)
         document = replay_document(
             match=match.pk,
             status=match.status,
             complete=complete,
             ply=match.ply,
-            seed=(match.seed or None) if complete else None,
+            seed=match_seed_revealed(match),
             seed_commitment=match.seed_commitment,
             decks=match_decks(match) if complete else None,
             result=match.result,
             end_reason=match.end_reason,
             forfeit_seat=match.forfeit_seat,
-            forfeit_reason=match.forfeit_reason,
+            forfeit_reason=match_forfeit_reason(match),
             steps=match_replay_steps(match, only=only),
+            seats=seat_names,
+            seat_versions=seat_versions,
         )
         return Response(ReplaySerializer(document).data)
 
 
-class MatchVerifyView(MatchErrorsMixin, APIView):
+class MatchVerifyView(APIView):
     @extend_schema(
         summary="Verify a finished match: commitment, decks and log",
         description=(
-            "Recomputes sha256(seed) (the seed's 64 hex characters as ASCII) and compares "
-            "it with the commitment published at the start, derives the decks from the "
-            "seed, replays the log on them and checks that it ends in the stored result."
+            "Recomputes the commitment published at the start from the revealed seed (a "
+            "seeded match: sha256(seed); a match of a deal group: from the group's seed, "
+            "its deck number and its place in the group; explicit practice decks: their "
+            "SHA-256), derives the decks, replays the log on them and checks that it ends "
+            "in the stored result. `checks` says exactly what was checked."
         ),
         parameters=[MATCH_ID],
         responses={
             200: VerificationSerializer,
-            **error_responses({**NOT_FOUND, 409: "The match is not finished."}),
+            **error_responses(
+                {**NOT_FOUND, 409: "The match is not finished, or is sealed (`match_sealed`)."}
+            ),
         },
         tags=["matches"],
     )
@@ -296,4 +321,6 @@ class MatchVerifyView(MatchErrorsMixin, APIView):
         match = match_or_404(pk)
         if match.status != Match.Status.FINISHED:
             raise errors.MatchNotFinished()
+        if match_reading(match).sealed:
+            raise errors.MatchSealed()
         return Response(VerificationSerializer(match_verification(match)).data)

@@ -93,11 +93,14 @@ DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_s
 
 @pytest.fixture(autouse=True)
 def _forget_seat_holders():
-    """Forget the seat holders ``games.selectors`` remembers: match ids repeat across tests."""
+    """Forget the seat holders ``games.seats_held`` remembers, and the states
+    ``games.selectors`` keeps: match ids repeat across tests."""
     yield
+    seats_held = sys.modules.get("games.seats_held")
+    if seats_held is not None:
+        seats_held.seats_forget_all()
     selectors = sys.modules.get("games.selectors")
     if selectors is not None:
-        selectors.seats_forget_all()
         selectors.states_forget()
     live = sys.modules.get("games.live")
     if live is not None:
@@ -153,9 +156,10 @@ def user(user_factory):
 @pytest.fixture
 def user_api_client(user):
     """Return a DRF test client authenticated as ``user`` with an API token."""
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
+    from accounts.tokens import token_create
+
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
     return client

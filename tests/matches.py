@@ -10,12 +10,12 @@ import random
 import re
 import time
 
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from games.engine.cards import deck_cards
+from accounts.tokens import token_create
+from cardkit.engine.cards import deck_cards
 from games.models import Match
-from games.play import match_move_submit
+from games.move_services import match_move_submit
 from games.seating import SeatHolder
 from games.selectors import match_state
 from games.services import match_create
@@ -24,8 +24,7 @@ from games.services import match_create
 def token_client(user) -> APIClient:
     """Return an API client authenticated as ``user`` with its token."""
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
     return client
 
 
@@ -51,8 +50,13 @@ def wait_while_active(match: Match, timeout: float = 60) -> Match:
     return match
 
 
-def play_random_moves(match: Match, count: int, *, seed: int = 0) -> Match:
-    """Play up to ``count`` random legal moves through the service; return the match."""
+def play_random_moves(
+    match: Match, count: int, *, seed: int = 0, telling: bool = False
+) -> Match:
+    """Play up to ``count`` random legal moves through the service; return the match.
+
+    ``telling``: each move's comment names the mover's hand, the most a bot's comment can
+    give away (the leak tests look for those cards wherever a reader may not see them)."""
     rng = random.Random(seed)
     for _ in range(count):
         match.refresh_from_db()
@@ -64,12 +68,17 @@ def play_random_moves(match: Match, count: int, *, seed: int = 0) -> Match:
             seat=match.to_move,
             ply=match.ply,
             move=rng.choice(state.legal_moves()),
+            comment=_hand_told(state, match.to_move) if telling else "",
         )
     match.refresh_from_db()
     return match
 
 
-def play_to_the_middle(match: Match, *, seed: int = 0) -> Match:
+def _hand_told(state, seat: int) -> str:
+    return "I hold " + " ".join(state.view(seat)["hand"])
+
+
+def play_to_the_middle(match: Match, *, seed: int = 0, telling: bool = False) -> Match:
     """Play random moves until the match is well under way but not over.
 
     Durak: until the first refill has happened and the talon still holds cards; Volynshchik:
@@ -91,6 +100,7 @@ def play_to_the_middle(match: Match, *, seed: int = 0) -> Match:
             seat=match.to_move,
             ply=match.ply,
             move=rng.choice(state.legal_moves()),
+            comment=_hand_told(state, match.to_move) if telling else "",
         )
     raise AssertionError("no middle position found")
 
@@ -126,18 +136,33 @@ def every_card(deck_size: int) -> set[str]:
 
 def finished_bot_match(bots: list, loser: int | None, *, forfeit: int | None = None,
                        reason: str = "loser", status: str = "finished", game: str = "durak",
-                       finished_at=None, **fields) -> Match:
-    """Store a finished match (no moves) with ``bots`` in its seats, in order."""
+                       finished_at=None, versions: list | None = None, **fields) -> Match:
+    """Store a finished match (no moves) with ``bots`` in its seats (None: an open seat), in
+    order, and count it
+    in the kept records as finishing it does (``games.records``).
+
+    Each seat records its bot's current version, as seating does, or ``versions[i]``.
+    """
+    from django.db import transaction
     from django.utils import timezone
 
+    from bots.models import Bot
     from games.models import Seat
+    from games.records import match_records_count
 
-    match = Match.objects.create(
-        game=game, players=len(bots), deck_size=36 if game == "durak" else 32, status=status,
-        loser=loser, end_reason=reason, forfeit_seat=forfeit,
-        finished_at=finished_at or timezone.now(), **fields,
-    )  # fmt: skip
-    Seat.objects.bulk_create(
-        Seat(match=match, index=index, bot=bot) for index, bot in enumerate(bots)
-    )
+    held = [bot.pk for bot in bots if bot is not None]
+    current = dict(Bot.objects.filter(pk__in=held).values_list("pk", "version"))
+    if versions is None:
+        versions = [current[bot.pk] if bot is not None else None for bot in bots]
+    with transaction.atomic():
+        match = Match.objects.create(
+            game=game, players=len(bots), deck_size=36 if game == "durak" else 32,
+            status=status, loser=loser, end_reason=reason, forfeit_seat=forfeit,
+            finished_at=finished_at or timezone.now(), **fields,
+        )  # fmt: skip
+        Seat.objects.bulk_create(
+            Seat(match=match, index=index, bot=bot, bot_version_id=getattr(version, "pk", version))
+            for index, (bot, version) in enumerate(zip(bots, versions, strict=True))
+        )
+        match_records_count(match=match)
     return match

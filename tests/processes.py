@@ -64,8 +64,11 @@ def run_python(code: str, var_dir: Path, **variables: str) -> subprocess.Complet
 
 
 def worker_database_url() -> str:
-    """Return the URL of the test database (PostgreSQL), for a worker in another process."""
+    """Return the URL of the test database (PostgreSQL, or SQLite's file), for a worker in
+    another process."""
     db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
     password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
     host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
     return f"postgres://{db['USER'] or ''}{password}@{host}/{db['NAME']}"
@@ -77,13 +80,15 @@ def start_solo_worker(
     """Start a Celery worker (solo pool) that reads only ``queue``, in ``environment``.
 
     ``queue`` is its default queue too, and it also reads that queue's HTTP bot calls
-    (``<queue>-bot-calls``, ``BOTS_CALL_QUEUE``): one process plays the part of the CPU
-    workers and of the I/O pool. ``options`` go on its command line; its output is
+    (``<queue>-bot-calls``, ``BOTS_CALL_QUEUE``) and interactive play (``<queue>-interactive``,
+    ``INTERACTIVE_QUEUE``): one process plays the part of the CPU workers, of the
+    interactive worker and of the I/O pool. ``options`` go on its command line; its output is
     dropped, its errors go to ``stderr`` (a pipe by default, read with ``communicate``).
     """
     environment = {**environment, "CELERY_TASK_DEFAULT_QUEUE": queue}
     environment.pop("BOTS_CALL_QUEUE", None)
-    queues = f"{queue},{queue}-bot-calls"
+    environment.pop("INTERACTIVE_QUEUE", None)
+    queues = f"{queue},{queue}-interactive,{queue}-bot-calls"
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=solo",
          "--without-mingle", "--without-gossip", "--loglevel=WARNING", "-Q", queues, *options],

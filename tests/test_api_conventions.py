@@ -13,8 +13,11 @@ from django.test import Client, RequestFactory, override_settings
 from rest_framework import exceptions
 from rest_framework.renderers import JSONRenderer
 
-from cardserver.api import exception_handler
+from cardserver.api_errors import exception_handler
 from cardserver.views import server_error
+from games import errors as match_errors
+from games.models import Match
+from tournaments.creation import TournamentError
 
 
 def render(data) -> object:
@@ -29,7 +32,8 @@ def test_health_reports_ok_after_querying_the_database(
     # The workers' broadcast is tested in tests/ops/test_health.py.
     monkeypatch.setattr("cardserver.health.worker_queues", lambda timeout: {})
     monkeypatch.setattr("cardserver.views._workers_seen", None)
-    with django_assert_num_queries(1):
+    # SELECT 1, and the matches that stopped moving (count and oldest, in one query).
+    with django_assert_num_queries(2):
         response = api_client.get("/api/v1/health/")
 
     assert response.status_code == 200
@@ -88,8 +92,12 @@ def test_api_docs_load_only_the_projects_own_static_files(page):
     assert "://" not in html  # no CDN, no web fonts: the page works offline
     resources = re.findall(r'(?:src|href)="([^"]+)"', html)
     assert resources
+    assert any(url.startswith("/static/drf_spectacular_sidecar/") for url in resources)
+    # Every other link is a page of this site (the way back to it, the other docs).
     for url in resources:
-        assert url.startswith("/static/drf_spectacular_sidecar/"), url
+        assert url.startswith("/") and not url.startswith("//"), url
+        if not url.startswith("/static/"):
+            continue
         served = client.get(url)
         assert served.status_code == 200, url
         assert b"".join(served.streaming_content)
@@ -251,3 +259,40 @@ def test_server_error_outside_api_answers_html():
 
     assert response.status_code == 500
     assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    ("exc", "status", "error"),
+    [
+        (
+            match_errors.NotYourSeat(),
+            403,
+            {"code": "not_your_seat", "message": str(match_errors.NotYourSeat()), "detail": None},
+        ),
+        (
+            match_errors.SeatTaken(),
+            409,
+            {"code": "seat_taken", "message": str(match_errors.SeatTaken()), "detail": None},
+        ),
+        (
+            Match.DoesNotExist(),
+            404,
+            {"code": "not_found", "message": "No match with this id.", "detail": None},
+        ),
+        (
+            TournamentError("A tournament needs two entrants."),
+            400,
+            {
+                "code": "invalid",
+                "message": "A tournament needs two entrants.",
+                "detail": ["A tournament needs two entrants."],
+            },
+        ),
+    ],
+    ids=["match-error-status", "match-error-conflict", "match-missing", "tournament-error"],
+)
+def test_app_errors_raised_in_any_api_view_are_answered_by_the_one_handler(exc, status, error):
+    response = exception_handler(exc, {})
+
+    assert response.status_code == status
+    assert render(response.data) == {"error": error}

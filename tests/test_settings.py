@@ -112,6 +112,44 @@ def test_boolean_variable_that_is_not_a_boolean_is_rejected(tmp_path):
     assert "DEBUG='maybe' is not a boolean" in result.stderr
 
 
+def test_number_variable_that_is_not_a_number_is_rejected_in_one_line(tmp_path):
+    result = run_python("import cardserver.settings", tmp_path, EMAIL_PORT="abc")
+
+    assert result.returncode != 0
+    assert result.stderr.splitlines()[-1] == (
+        "django.core.exceptions.ImproperlyConfigured: EMAIL_PORT='abc' is not a whole number."
+    )
+
+
+def test_every_bad_variable_is_named_on_the_one_error_line(tmp_path):
+    result = run_python(
+        "import cardserver.settings", tmp_path, LIVE_KEEPALIVE="fast", TOURNAMENT_IN_FLIGHT="2.5"
+    )
+
+    assert result.returncode != 0
+    assert result.stderr.splitlines()[-1] == (
+        "django.core.exceptions.ImproperlyConfigured: LIVE_KEEPALIVE='fast' is not a number. "
+        "TOURNAMENT_IN_FLIGHT='2.5' is not a whole number."
+    )
+
+
+def test_blank_variable_takes_its_default(tmp_path):
+    settings = load_settings(tmp_path, EMAIL_PORT=" ", DEBUG="", SITE_URL="  ")
+
+    assert (settings["EMAIL_PORT"], settings["DEBUG"]) == (587, True)
+    assert settings["SITE_URL"] == "http://127.0.0.1:8000"
+
+
+def test_settings_read_the_environment_only_through_the_env_module():
+    readers = {
+        path.name
+        for path in SETTINGS_DIR.glob("*.py")
+        if "os.environ" in path.read_text() or "getenv" in path.read_text()
+    }
+
+    assert readers == set()
+
+
 # --- The settings package -------------------------------------------------------------
 
 
@@ -140,7 +178,9 @@ def test_each_setting_is_defined_in_one_settings_module_only():
     # The package's __init__ composes the modules by star imports, where a second
     # definition of a name would silently replace the first.
     modules = defaultdict(list)
-    for path in sorted(SETTINGS_DIR.glob("*.py")):
+    # env.py is not composed: it declares the environment variables (named as the settings
+    # they feed), not settings.
+    for path in sorted(set(SETTINGS_DIR.glob("*.py")) - {SETTINGS_DIR / "env.py"}):
         for name in assigned_names(ast.parse(path.read_text())):
             modules[name].append(path.name)
 

@@ -1,6 +1,6 @@
 """Admin of tournaments, ratings and the ladder.
 
-A tournament added here goes through ``tournaments.services.tournament_create`` (which
+A tournament added here goes through ``tournaments.creation.tournament_create`` (which
 schedules its matches); the list's actions start and cancel tournaments. The ladder's
 rate and the periodic refits are django-celery-beat periodic tasks ("Periodic tasks").
 """
@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import OuterRef, Subquery
+from django.urls import reverse
 from django.utils.html import format_html
 
 from bots.models import Bot
-from tournaments import services
+from tournaments import creation, services
 from tournaments.models import (
     Entrant,
     FitEntry,
@@ -43,6 +45,21 @@ class TournamentAddForm(forms.ModelForm):
     bots = forms.ModelMultipleChoiceField(
         queryset=Bot.objects.filter(enabled=True), help_text="The entrants."
     )
+    candidate = forms.ModelChoiceField(
+        queryset=Bot.objects.filter(enabled=True),
+        required=False,
+        help_text="Gauntlet only: the bot that plays each of the others (it need not be "
+        "selected among the entrants too).",
+    )
+
+    def clean(self):
+        data = super().clean()
+        gauntlet = data.get("format") == Tournament.Format.GAUNTLET
+        if gauntlet and not data.get("candidate"):
+            self.add_error("candidate", "A gauntlet needs its candidate.")
+        if data.get("candidate") and not gauntlet:
+            self.add_error("candidate", "Only a gauntlet has a candidate.")
+        return data
 
     class Meta:
         model = Tournament
@@ -97,12 +114,13 @@ class TournamentAdmin(admin.ModelAdmin):
             return
         data = form.cleaned_data
         try:
-            tournament = services.tournament_create(
+            tournament = creation.tournament_create(
                 creator=request.user,
                 bots=list(data["bots"]),
+                candidate=data.get("candidate"),
                 **{name: data[name] for name in TournamentAddForm.Meta.fields},
             )
-        except services.TournamentError as exc:
+        except creation.TournamentError as exc:
             # Too late for a form error: the admin saves after validating.
             messages.error(request, f"Not created: {exc}")
             obj.pk = None
@@ -123,6 +141,9 @@ class TournamentAdmin(admin.ModelAdmin):
             return HttpResponseRedirect(request.path)
         return super().response_add(request, obj, post_url_continue)
 
+    def view_on_site(self, obj: Tournament) -> str:
+        return reverse("web:tournament", args=[obj.pk])
+
     @admin.display(description="Matches done")
     def progress(self, tournament: Tournament) -> str:
         percent = 100 * tournament.matches_done // max(tournament.matches_total, 1)
@@ -135,7 +156,7 @@ class TournamentAdmin(admin.ModelAdmin):
         for tournament in queryset:
             try:
                 services.tournament_start(tournament_id=tournament.pk)
-            except services.TournamentError as exc:
+            except creation.TournamentError as exc:
                 messages.warning(request, f"{tournament}: {exc}")
             else:
                 messages.success(request, f"{tournament}: started")
@@ -157,9 +178,42 @@ class TournamentMatchAdmin(RecordAdmin):
 
 @admin.register(Rating)
 class RatingAdmin(RecordAdmin):
-    list_display = ["bot", "pool", "elo", "games", "losses", "draws", "updated_at"]
+    """Live Elo beside the pool's latest fitted rating and its interval, as the site shows."""
+
+    list_display = [
+        "bot", "pool", "fitted", "elo_rounded", "games", "losses", "draws", "updated_at"
+    ]  # fmt: skip
     list_filter = ["pool"]
     search_fields = ["bot__name"]
+    list_select_related = ["bot"]
+
+    def get_queryset(self, request):
+        # The pool's newest fit, and this bot's line in it, in the list's one query.
+        newest_fit = RatingFit.objects.filter(pool=OuterRef(OuterRef("pool"))).order_by(
+            "-fitted_at", "-id"
+        )
+        line = FitEntry.objects.filter(
+            fit_id=Subquery(newest_fit.values("pk")[:1]), bot_id=OuterRef("bot_id")
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                fit_rating=Subquery(line.values("rating")[:1]),
+                fit_low=Subquery(line.values("low")[:1]),
+                fit_high=Subquery(line.values("high")[:1]),
+            )
+        )
+
+    @admin.display(description="Elo", ordering="elo")
+    def elo_rounded(self, rating: Rating) -> str:
+        return f"{rating.elo:.0f}"
+
+    @admin.display(description="fitted rating (95%)", ordering="fit_rating")
+    def fitted(self, rating: Rating) -> str:
+        if getattr(rating, "fit_rating", None) is None:
+            return "–"
+        return f"{rating.fit_rating:.0f} ({rating.fit_low:.0f}–{rating.fit_high:.0f})"
 
 
 @admin.register(RatedMatch)
@@ -170,9 +224,17 @@ class RatedMatchAdmin(RecordAdmin):
 
 @admin.register(RatingChange)
 class RatingChangeAdmin(RecordAdmin):
-    list_display = ["bot", "pool", "sequence", "match", "before", "after", "lost"]
+    list_display = ["bot", "pool", "sequence", "match", "elo_before", "elo_after", "lost"]
     list_filter = ["pool"]
     search_fields = ["bot__name"]
+
+    @admin.display(description="before", ordering="before")
+    def elo_before(self, change: RatingChange) -> str:
+        return f"{change.before:.1f}"
+
+    @admin.display(description="after", ordering="after")
+    def elo_after(self, change: RatingChange) -> str:
+        return f"{change.after:.1f}"
 
 
 class FitEntryInline(admin.TabularInline):

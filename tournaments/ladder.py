@@ -19,18 +19,19 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from bots.driver import match_play_to_end
 from bots.models import Bot
-from games.engine.cards import shuffled_deck
-from games.models import Match, Seat
+from bots.notices import bot_pause_notify
+from bots.play_to_end import match_play_to_end
+from cardkit.stats import elo
+from games.match_endings import match_abort
+from games.models import DealGroup, Match, Seat
+from games.sealing import GroupDeal, deal_group_abandon, deal_group_create, deal_groups_settle
 from games.seating import SeatHolder
-from tournaments import elo
-from tournaments.dispatch import after_commit
+from tournaments.dispatch import TASKS, after_commit
 from tournaments.models import LadderMatch, LadderPause
 from tournaments.pairing import Candidate, informative_table, seat_rotations
 from tournaments.pools import pool_of
 from tournaments.ratings import ratings_apply_match
-from tournaments.services import matches_abort
 
 
 def ladder_tick(*, tables_per_pool: int | None = None, seed: int | None = None) -> list[int]:
@@ -40,15 +41,20 @@ def ladder_tick(*, tables_per_pool: int | None = None, seed: int | None = None) 
     tables while fewer than ``LADDER_MAX_ACTIVE`` ladder matches are unfinished (see
     ``ladder_plan``). ``seed`` makes the choice of tables and seats repeatable; without
     it the tick draws a seed of its own. First it deals on the tables that a lost record
-    left half dealt (``ladder_tables_resume``).
+    left half dealt (``ladder_tables_resume``), and unseals the deal groups whose last
+    settle was lost (``games.sealing.deal_groups_settle``).
     """
+    deal_groups_settle()
     ladder_tables_resume()
     rng = random.Random(secrets.randbits(64) if seed is None else seed)
     created = []
     for game, players, table in ladder_plan(rng=rng, tables_per_pool=tables_per_pool):
         order = list(table)
         rng.shuffle(order)
-        created.append(_ladder_match_create(game, players, order, deck_seed=secrets.token_hex(16)))
+        group = deal_group_create(
+            kind=DealGroup.Kind.LADDER, key=f"ladder:{secrets.token_hex(8)}", size=players
+        )
+        created.append(_ladder_match_create(game, players, order, group=group))
     return created
 
 
@@ -184,14 +190,16 @@ def _ladder_match_create(
     players: int,
     order: list[Bot],
     *,
-    deck_seed: str,
+    group: DealGroup,
     table: int | None = None,
     rotation: int = 0,
 ) -> int:
     """Create one deal of a ladder table (seats in ``order``) and send its task after commit.
 
     Each deal is a task of its own (``play_ladder_match``), sent when the deal before it
-    is recorded: a failed or slow deal costs its own task's time, not the table's.
+    is recorded: a failed or slow deal costs its own task's time, not the table's. The
+    table is a deal group (``games.sealing``): every rotation deals deck 0 of its seed and
+    is sealed until the table's last deal ends.
     """
     from games.services import match_create
 
@@ -208,23 +216,18 @@ def _ladder_match_create(
             rated=True,
             notify=False,  # play_ladder_match plays it
             by_arena=True,
-            # The deck comes from the ladder's own secret seed, as fair as a match's own.
-            decks=[shuffled_deck(deck_seed, deck_size)],
-            decks_trusted=True,
+            deal=GroupDeal(group=group, number=0, copy=rotation),
         )
         LadderMatch.objects.create(
             match=match,
             pool=pool_of(game, players),
             table=match.pk if table is None else table,
             rotation=rotation,
-            deck_seed=deck_seed,
         )
         match_id = match.pk
 
         def send() -> None:
-            from tournaments.tasks import play_ladder_match
-
-            play_ladder_match.delay(match_id)
+            TASKS.play_ladder_match.delay(match_id)
 
         after_commit(send)
     return match_id
@@ -247,7 +250,12 @@ def ladder_match_play(*, match_id: int) -> str:
                 entry.attempts += 1
                 entry.save(update_fields=["attempts"])
                 if entry.attempts > settings.TOURNAMENT_MAX_ATTEMPTS:
-                    matches_abort(match_ids=[match_id], reason="aborted")
+                    match_abort(
+                        match_id=match_id,
+                        code="arena",
+                        detail=f"the arena gave up: the deal's task failed or its worker "
+                        f"died {entry.attempts - 1} times; no bot is at fault",
+                    )
         match_play_to_end(match_id=match_id, pool=True)
     return ladder_match_record(match_id=match_id)
 
@@ -266,6 +274,9 @@ def ladder_match_record(*, match_id: int) -> str:
         if match.forfeit_seat is not None:
             ladder_forfeits_check(match_id=match_id)
         _ladder_next_deal(match_id)
+    elif match.status == Match.Status.ABORTED and match.deal_group_id is not None:
+        # An aborted deal ends its table: the group deals nothing more.
+        deal_group_abandon(group_id=match.deal_group_id)
     return match.status
 
 
@@ -289,20 +300,28 @@ def _ladder_next_deal(match_id: int) -> int | None:
         if last.match_id != match_id or last.match.status != Match.Status.FINISHED:
             return None
         players = first.match.players
-        if len(deals) >= players or last.match.forfeit_seat is not None:
-            return None
+        group_id = first.match.deal_group_id
         order = list(Bot.objects.filter(seats__match_id=table).order_by("seats__index"))
-        if len(order) != players or any(
-            not bot.enabled or not bot.healthy or LadderPause.objects.filter(bot=bot).exists()
-            for bot in order
+        if (
+            len(deals) >= players
+            or last.match.forfeit_seat is not None
+            or group_id is None  # a table dealt before deal groups: it ends here
+            or len(order) != players
+            or any(
+                not bot.enabled or not bot.healthy or LadderPause.objects.filter(bot=bot).exists()
+                for bot in order
+            )
         ):
+            # The table is complete or ends here: its group unseals once its deals ended.
+            if group_id is not None:
+                deal_group_abandon(group_id=group_id)
             return None
         rotation = len(deals)
         return _ladder_match_create(
             first.match.game,
             players,
             seat_rotations(order)[rotation],
-            deck_seed=first.deck_seed,
+            group=first.match.deal_group,
             table=table,
             rotation=rotation,
         )
@@ -327,8 +346,10 @@ def ladder_forfeits_check(*, match_id: int) -> LadderPause | None:
     with transaction.atomic():
         try:
             with transaction.atomic():
-                return LadderPause.objects.create(
+                pause = LadderPause.objects.create(
                     bot_id=seat.bot_id, reason=f"forfeited its last {limit} rated matches"
                 )
+                bot_pause_notify(bot_id=seat.bot_id, reason=f"off the ladder: {pause.reason}")
+                return pause
         except IntegrityError:
             return LadderPause.objects.get(bot_id=seat.bot_id)

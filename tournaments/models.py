@@ -32,6 +32,7 @@ class Tournament(models.Model):
     class Format(models.TextChoices):
         ROUND_ROBIN = FORMATS[0], "Round-robin"
         DOUBLE_ROUND_ROBIN = FORMATS[1], "Double round-robin"
+        GAUNTLET = FORMATS[2], "Gauntlet (the first entrant against each other)"
 
     name = models.CharField(max_length=100)
     game = models.CharField(max_length=20, choices=Match.Game.choices)
@@ -140,17 +141,25 @@ class TournamentMatch(models.Model):
         default=0, help_text="Times a task started playing it (a task that died counts)."
     )
     last_error = models.CharField(max_length=500, blank=True)
+    # When its task was first sent to the workers: a pending match with none waits for a
+    # slot (tournaments.backpressure), one with it counts as in flight.
+    dispatched_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name_plural = "tournament matches"
         ordering = ["tournament", "index"]
         constraints = [
             models.UniqueConstraint(
                 fields=["tournament", "index"], name="one_tournament_match_per_index"
             ),
         ]
-        indexes = [models.Index(fields=["tournament", "round", "status"])]
+        indexes = [
+            models.Index(fields=["tournament", "round", "status"]),
+            # The tournament page's recent matches: a walk that stops after a dozen.
+            models.Index(fields=["tournament", "updated_at"], name="tournamentmatch_updated"),
+        ]
 
     def __str__(self) -> str:
         return f"tournament {self.tournament_id} match {self.index} ({self.status})"
@@ -201,6 +210,7 @@ class RatedMatch(models.Model):
     applied_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "rated matches"
         ordering = ["pool", "sequence"]
         constraints = [
             models.UniqueConstraint(
@@ -234,7 +244,11 @@ class RatingChange(models.Model):
                 fields=["match", "bot"], name="one_rating_change_per_match_and_bot"
             ),
         ]
-        indexes = [models.Index(fields=["bot", "pool", "sequence"])]
+        indexes = [
+            models.Index(fields=["bot", "pool", "sequence"]),
+            # The API's pages of a bot's history, newest first across its pools.
+            models.Index(fields=["bot", "id"], name="ratingchange_bot_id"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.bot_id} in match {self.match_id}: {self.before:.1f} -> {self.after:.1f}"
@@ -279,6 +293,7 @@ class FitEntry(models.Model):
     provisional = models.BooleanField()
 
     class Meta:
+        verbose_name_plural = "fit entries"
         ordering = ["fit", "rank"]
         constraints = [
             models.UniqueConstraint(fields=["fit", "bot"], name="one_fit_entry_per_bot"),
@@ -313,6 +328,7 @@ class LadderMatch(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "ladder matches"
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -333,7 +349,7 @@ class LadderPause(models.Model):
 class SequentialTest(models.Model):
     """A sequential test of a candidate bot against a baseline on paired deals.
 
-    The statistic is ``tournaments.sprt``; ``docs/sequential-tests.md`` describes the
+    The statistic is ``cardkit.stats.sprt``; ``docs/sequential-tests.md`` describes the
     modes and the defaults. Its matches are unrated: a test never touches a leaderboard.
     """
 

@@ -38,7 +38,8 @@ import random
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-Z95 = 1.959963984540054
+from cardkit.stats.scales import Z95, log_normal_sf
+
 # A bot never fitted has no interval: it counts as this wide (Elo points).
 UNFITTED_WIDTH = 1000.0
 
@@ -88,17 +89,25 @@ def closest_table(candidates: Sequence[Candidate], players: int) -> list[Candida
 
 
 def overlap(a: Candidate, b: Candidate) -> float:
-    """Return the chance that a and b are in the wrong order (1 - LOS of the better one).
+    """Return the chance that a and b are in the wrong order (1 - LOS of the better one)."""
+    return math.exp(log_overlap(a, b))
+
+
+def log_overlap(a: Candidate, b: Candidate) -> float:
+    """Return the log of ``overlap``: finite however far apart a and b are.
 
     The fit's own likelihood when b is a's next bot down in the fit, else from the two
-    intervals as if independent (see the module's text).
+    intervals as if independent (see the module's text). A fit's LOS of exactly 1 (the
+    difference past 8.3 of its standard deviations, where a float's 1 - LOS is 0) keeps
+    no figure, so the intervals' tail, in log space, orders such pairs instead: with
+    every pair that far apart the weights were all 0 and the seed was drawn blind.
     """
-    if a.below is not None and a.below == b.key and a.los is not None:
-        return 1.0 - a.los
-    if b.below is not None and b.below == a.key and b.los is not None:
-        return 1.0 - b.los
+    for upper, lower in ((a, b), (b, a)):
+        neighbours = upper.below is not None and upper.below == lower.key
+        if neighbours and upper.los is not None and upper.los < 1.0:
+            return math.log1p(-upper.los)
     spread = math.hypot(a.sd, b.sd)
-    return 0.5 * math.erfc(abs(a.rating - b.rating) / spread / math.sqrt(2.0))
+    return log_normal_sf(abs(a.rating - b.rating) / spread)
 
 
 def informative_table(
@@ -116,20 +125,22 @@ def informative_table(
         return None
     ranked = sorted(candidates, key=lambda c: (-c.rating, _order(c.key)))
     size = len(ranked)
-    # gap[i]: chance that ranked[i] and ranked[i + 1] are in the wrong order.
-    gap = [overlap(ranked[i], ranked[i + 1]) for i in range(size - 1)]
+    # gap[i]: log of the chance that ranked[i] and ranked[i + 1] are in the wrong order.
+    gap = [log_overlap(ranked[i], ranked[i + 1]) for i in range(size - 1)]
     unfitted = [i for i, c in enumerate(ranked) if c.low is None]
     if unfitted:
         seed = min(unfitted, key=lambda i: (ranked[i].games, _order(ranked[i].key)))
     elif rng.random() < explore:
         seed = rng.randrange(size)
     else:
-        weights = []
+        # Weights in log space, scaled by the largest before leaving it, so that pairs
+        # separated past any float's tail still weigh by how far apart they are.
+        logs = []
         for i, c in enumerate(ranked):
-            near = max(gap[i - 1] if i else 0.0, gap[i] if i < size - 1 else 0.0)
-            weights.append(near * c.sd)
-        if sum(weights) <= 0.0:
-            weights = [1.0] * size
+            near = max(gap[i - 1] if i else -math.inf, gap[i] if i < size - 1 else -math.inf)
+            logs.append(near + math.log(c.sd))
+        top = max(logs)
+        weights = [math.exp(value - top) for value in logs]
         seed = rng.choices(range(size), weights=weights)[0]
     return _fill(ranked, gap, seed, players)
 

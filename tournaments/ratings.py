@@ -17,9 +17,9 @@ from django.db import transaction
 from django.db.models import Max, Q, QuerySet
 
 from bots.models import Bot
+from cardkit.stats import elo
+from cardkit.stats.bradley_terry import fit_ratings
 from games.models import Match, Seat
-from tournaments import elo
-from tournaments.bradley_terry import fit_ratings
 from tournaments.models import (
     FitEntry,
     LadderMatch,

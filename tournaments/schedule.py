@@ -7,14 +7,17 @@ A *pairing* is one combination of ``players`` entrants at a table (for two playe
 pair). Each pairing plays ``games_per_pairing`` matches per cycle, cycling through the
 seat rotations of the table, so that every entrant sits in every seat equally often;
 ``games_per_pairing`` must therefore be a multiple of ``players``. A round-robin is one
-cycle, a double round-robin two.
+cycle, a double round-robin two. A *gauntlet* (cutechess's) is one cycle of only the
+tables where the first entrant, the candidate, sits: with two players it meets every
+other entrant, with more it meets every combination of the others; the others never
+meet without it.
 
 Matches are grouped in *blocks* of one match per seat rotation of every pairing. A block
 is a round: every pairing plays once in each seat rotation, all of a round's matches can
 be played at the same time, and the ratings are refitted between rounds. With duplicate
 deals a block is also a deck: every match of the round is dealt the same deck, so every
-entrant of every table holds every hand of it (``deck`` numbers the decks;
-``duplicate_decks`` turns a number into deck orders, from the tournament's secret seed).
+entrant of every table holds every hand of it (``deck`` numbers the decks; each round's
+deck is dealt from a deal group's secret seed: ``tournaments.services``).
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ import itertools
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from games.engine.cards import shuffled_deck
-
-FORMATS = ("round_robin", "double_round_robin")
+FORMATS = ("round_robin", "double_round_robin", "gauntlet")
+# How many times each format plays its tables.
+_CYCLES = {"round_robin": 1, "double_round_robin": 2, "gauntlet": 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +47,7 @@ def cycles_of(format: str) -> int:
     """Return how many times a format plays the whole round-robin."""
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r}; the formats are {', '.join(FORMATS)}")
-    return FORMATS.index(format) + 1
+    return _CYCLES[format]
 
 
 def check_options(*, entrants: int, players: int, games_per_pairing: int) -> None:
@@ -66,6 +69,16 @@ def rotation(table: Sequence[Hashable], shift: int) -> tuple[Hashable, ...]:
     return tuple(table[(i + shift) % n] for i in range(n))
 
 
+def tables_of(
+    entrants: Sequence[Hashable], *, players: int, format: str
+) -> list[tuple[Hashable, ...]]:
+    """Return the tables (pairings) a format plays, each in its first rotation."""
+    if format == "gauntlet":
+        candidate, others = entrants[0], entrants[1:]
+        return [(candidate, *rest) for rest in itertools.combinations(others, players - 1)]
+    return list(itertools.combinations(entrants, players))
+
+
 def rounds_total(*, players: int, games_per_pairing: int, format: str) -> int:
     """Return the number of rounds of a schedule."""
     return cycles_of(format) * games_per_pairing // players
@@ -82,12 +95,14 @@ def build_schedule(
     """Return every match of the tournament, round by round.
 
     Within a round the order is pairing by pairing (``itertools.combinations`` order of
-    ``entrants``), each in rotation order 0, 1, ...
+    ``entrants``; in a gauntlet, the candidate ``entrants[0]`` followed by each
+    combination of the others), each in rotation order 0, 1, ...
     """
     if len(set(entrants)) != len(entrants):
         raise ValueError("an entrant can enter a tournament only once")
     check_options(entrants=len(entrants), players=players, games_per_pairing=games_per_pairing)
-    pairings = list(itertools.combinations(entrants, players))
+    cycles_of(format)
+    pairings = tables_of(entrants, players=players, format=format)
     matches: list[ScheduledMatch] = []
     for round_number in range(
         rounds_total(players=players, games_per_pairing=games_per_pairing, format=format)
@@ -105,23 +120,3 @@ def build_schedule(
                     )
                 )
     return matches
-
-
-def deck_seed(tournament_seed: str, deck: int) -> str:
-    """Return the seed of deck number ``deck`` of a duplicate tournament."""
-    return f"{tournament_seed}:deck:{deck}"
-
-
-def duplicate_decks(
-    tournament_seed: str, deck: int, *, deck_size: int, match_format: str, players: int
-) -> list[list[str]]:
-    """Return the deck order(s) of duplicate deck number ``deck``: one for a single deal.
-
-    A series to ДУРАК needs a deck per deal: enough for the longest series (every player
-    one letter short of the word, then a loser, plus room for drawn deals).
-    """
-    seed = deck_seed(tournament_seed, deck)
-    if match_format == "deal":
-        return [shuffled_deck(seed, deck_size)]
-    deals = 4 * players + 1 + 16
-    return [shuffled_deck(f"{seed}:{n}", deck_size) for n in range(deals)]

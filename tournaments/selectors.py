@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from tournaments import elo
+from django.db.models import Count, QuerySet
+
+from cardkit.stats import elo
 from tournaments.models import (
     Entrant,
     FitEntry,
@@ -203,8 +205,18 @@ def pools_standings(pools: list[str]) -> dict[str, dict[int, PoolStanding]]:
     return standings
 
 
-def bot_rating_history(bot_id: int, pool: str | None = None) -> dict[str, list]:
-    """Return a bot's Elo after each rated match and its fitted rating at each fit."""
+def bot_rating_history(
+    bot_id: int, pool: str | None = None, *, points: int | None = None
+) -> dict[str, list]:
+    """Return a bot's Elo after each rated match and its fitted rating at each fit.
+
+    With ``points``, only the newest ``points`` Elo changes and fits of each pool the bot
+    is rated in, each change numbered (``number``: its place among the bot's rated matches
+    of the pool): a chart of a long history draws its end, read through the index on
+    (bot, pool, sequence), in one query per pool and one for the pools.
+    """
+    if points is not None:
+        return _bot_rating_history_recent(bot_id, pool, points)
     changes = RatingChange.objects.filter(bot_id=bot_id).order_by("pool", "sequence")
     fits = (
         FitEntry.objects.filter(bot_id=bot_id)
@@ -216,28 +228,91 @@ def bot_rating_history(bot_id: int, pool: str | None = None) -> dict[str, list]:
         fits = fits.filter(fit__pool=pool)
     return {
         "elo": list(changes.values("pool", "match_id", "before", "after", "lost", "created_at")),
-        "fits": [
-            {
-                "pool": entry.fit.pool,
-                "fitted_at": entry.fit.fitted_at,
-                "rank": entry.rank,
-                "rating": entry.rating,
-                "low": entry.low,
-                "high": entry.high,
-                "provisional": entry.provisional,
-            }
-            for entry in fits
-        ],
+        "fits": [_fit_point(entry) for entry in fits],
     }
+
+
+def bot_rating_changes(bot_id: int, pool: str | None = None) -> QuerySet:
+    """A bot's rating changes (of one pool, or all), as values, in no order: the API
+    pages them newest first by id, a walk of the (bot, id) index."""
+    changes = RatingChange.objects.filter(bot_id=bot_id)
+    if pool is not None:
+        changes = changes.filter(pool=pool)
+    return changes.values("id", "pool", "match_id", "before", "after", "lost", "created_at")
+
+
+def bot_rating_page_fits(
+    bot_id: int, pool: str | None, page: list[dict], *, newest: bool, oldest: bool, limit: int
+) -> list[dict]:
+    """Return the fits of the bot that belong with ``page``, a page of its rating changes
+    oldest first: those fitted from its first change on (from any time on the oldest
+    page) until the first change of the newer page (until now on the newest page), at
+    most the newest ``limit`` of them, oldest first. Pages so cut share no fit."""
+    fits = FitEntry.objects.filter(bot_id=bot_id).select_related("fit")
+    if pool is not None:
+        fits = fits.filter(fit__pool=pool)
+    if page and not oldest:
+        fits = fits.filter(fit__fitted_at__gte=page[0]["created_at"])
+    if page and not newest:
+        newer = (
+            bot_rating_changes(bot_id, pool).filter(id__gt=page[-1]["id"]).order_by("id")
+            .values_list("created_at", flat=True).first()
+        )  # fmt: skip
+        if newer is not None:
+            fits = fits.filter(fit__fitted_at__lt=newer)
+    newest_fits = fits.order_by("-fit__fitted_at", "-fit_id")[:limit]
+    return [_fit_point(entry) for entry in reversed(newest_fits)]
+
+
+def _fit_point(entry: FitEntry) -> dict:
+    return {
+        "pool": entry.fit.pool,
+        "fitted_at": entry.fit.fitted_at,
+        "rank": entry.rank,
+        "rating": entry.rating,
+        "low": entry.low,
+        "high": entry.high,
+        "provisional": entry.provisional,
+        "games": entry.games,
+    }
+
+
+def _bot_rating_history_recent(bot_id: int, pool: str | None, points: int) -> dict[str, list]:
+    rated = Rating.objects.filter(bot_id=bot_id).order_by("pool")
+    if pool is not None:
+        rated = rated.filter(pool=pool)
+    history: dict[str, list] = {"elo": [], "fits": []}
+    for key, games in rated.values_list("pool", "games"):
+        newest = list(
+            RatingChange.objects.filter(bot_id=bot_id, pool=key)
+            .order_by("-sequence")
+            .values("pool", "match_id", "before", "after", "lost", "created_at")[:points]
+        )
+        total = max(games, len(newest))
+        for newer, change in enumerate(newest):
+            change["number"] = total - newer
+        history["elo"] += newest[::-1]
+        # A fit's entries name the bot's games through the fit: only the fits since the
+        # oldest change drawn are on the chart's scale.
+        since = newest[-1]["number"] - 1 if newest else 0
+        fits = (
+            FitEntry.objects.filter(bot_id=bot_id, fit__pool=key, games__gte=since)
+            .select_related("fit")
+            .order_by("-fit_id")[:points]
+        )
+        history["fits"] += [_fit_point(entry) for entry in reversed(fits)]
+    return history
 
 
 def tournament_progress(tournament: Tournament) -> dict:
     """Return matches done / total, by status, and the round being played."""
-    counts = defaultdict(int)
-    for status in TournamentMatch.objects.filter(tournament=tournament).values_list(
-        "status", flat=True
-    ):
-        counts[status] += 1
+    # Counted in the database: a tournament of thousands of matches sends five rows.
+    counts = (
+        TournamentMatch.objects.filter(tournament=tournament)
+        .order_by("status")
+        .values_list("status")
+        .annotate(count=Count("id"))
+    )
     return {
         "done": tournament.matches_done,
         "total": tournament.matches_total,

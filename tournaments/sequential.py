@@ -1,12 +1,12 @@
-"""Sequential tests on paired deals: create, play pair by pair, decide, cancel.
+"""Sequential tests on paired deals: create, fill with pairs, cancel, summarise.
 
 A test is a row (``SequentialTest``) and its pairs (``SequentialPair``). A pair is two
 unrated matches on one deck, dealt from the test's secret seed, that one Celery task
-plays one after the other (``sequential_pair_play``). After every pair the test's
-counts and LLR are updated under a row lock, and either the test is decided (the LLR
-crossed a bound), capped (``max_games`` reached), or more pairs are created, as many as
-the user's games in flight allow. Every step is safe to run twice: a pair is claimed
-under its lock and recorded once.
+plays one after the other (``tournaments.sequential_pairs.sequential_pair_play``). After
+every pair the test's counts and LLR are updated under a row lock, and either the test
+is decided (the LLR crossed a bound), capped (``max_games`` reached), or more pairs are
+created, as many as the user's games in flight allow. Every step is safe to run twice: a
+pair is claimed under its lock and recorded once.
 """
 
 from __future__ import annotations
@@ -19,22 +19,20 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from bots.models import Bot, BotVersion
 from bots.services import SYSTEM_USERNAME
 from bots.versions import bot_and_version
-from games.engine import load_game
-from games.engine.cards import shuffled_deck
-from games.errors import MatchError
+from cardkit.engine import load_game
+from cardkit.stats import sprt
 from games.models import Match
-from games.seating import SeatHolder
-from tournaments import sprt
-from tournaments.dispatch import after_commit
+from games.sealing import (
+    deal_groups_abandon,
+)
+from tournaments.dispatch import TASKS, after_commit
 from tournaments.models import SequentialPair, SequentialTest
-from tournaments.schedule import deck_seed
-from tournaments.services import match_play_to_end, matches_abort
+from tournaments.services import matches_abort
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -146,7 +144,7 @@ def sequential_test_create(
             raise SequentialTestError(f"{bot.name} is disabled")
     with transaction.atomic():
         # The lock serialises one user's creations, so the daily count holds.
-        _user_lock(user.pk)
+        user_tests_lock(user.pk)
         day_ago = timezone.now() - timedelta(days=1)
         today = SequentialTest.objects.filter(created_by=user, created_at__gte=day_ago).count()
         if not (user.is_staff or trusted) and today >= settings.SEQUENTIAL_TESTS_PER_DAY:
@@ -161,7 +159,7 @@ def sequential_test_create(
             max_games=max_games, move_time_limit=move_time_limit,
             seed=secrets.token_hex(16), counts=[0] * 5,
         )  # fmt: skip
-        _fill(user.pk)
+        pairs_fill(user.pk)
     return test
 
 
@@ -183,20 +181,21 @@ def sequential_test_cancel(*, test_id: int) -> SequentialTest:
     """Stop a running test: no pair starts any more; the matches under way are aborted."""
     user_id = SequentialTest.objects.values_list("created_by_id", flat=True).get(pk=test_id)
     with transaction.atomic():
-        _user_lock(user_id)
+        user_tests_lock(user_id)
         test = SequentialTest.objects.select_for_update().get(pk=test_id)
         if test.status != SequentialTest.Status.RUNNING:
             return test
-        _finish(test, SequentialTest.Status.CANCELLED)
-        match_ids = _unfinished_matches(test.pk)
+        sequential_test_mark_over(test, SequentialTest.Status.CANCELLED)
+        match_ids = unfinished_matches(test.pk)
         test.save()
-        _fill(test.created_by_id)
+        pairs_fill(test.created_by_id)
     if match_ids:
         matches_abort(match_ids=match_ids, reason="the sequential test was cancelled")
+    deal_groups_abandon(key_prefix=f"sequential:{test.pk}:deck:")
     return test
 
 
-def _unfinished_matches(test_id: int) -> list[int]:
+def unfinished_matches(test_id: int) -> list[int]:
     pairs = SequentialPair.objects.filter(test_id=test_id, status__in=IN_FLIGHT)
     SequentialPair.objects.filter(test_id=test_id, status=SequentialPair.Status.PENDING).update(
         status=SequentialPair.Status.FAILED, error="cancelled"
@@ -209,21 +208,22 @@ def _unfinished_matches(test_id: int) -> list[int]:
     )
 
 
-def _user_lock(user_id: int) -> None:
+def user_tests_lock(user_id: int) -> None:
     """Lock the user's row: every change of a user's tests takes it first (then the test,
     then the pair), so that the games-in-flight count holds and no two changes deadlock."""
     get_user_model().objects.select_for_update().filter(pk=user_id).first()
 
 
-def _finish(test: SequentialTest, status: str) -> None:
+def sequential_test_mark_over(test: SequentialTest, status: str) -> None:
+    """Mark the test over with ``status`` (the caller saves it)."""
     test.status = status
     test.finished_at = timezone.now()
 
 
-def _fill(user_id: int) -> None:
+def pairs_fill(user_id: int) -> None:
     """Create pairs for the user's running tests, oldest first, while the user's games in
     flight (``SEQUENTIAL_GAMES_IN_FLIGHT``) and each test's cap allow; send them after
-    commit. Call inside a transaction, holding the user's lock (``_user_lock``)."""
+    commit. Call inside a transaction, holding the user's lock (``user_tests_lock``)."""
     in_flight = SequentialPair.objects.filter(
         test__created_by_id=user_id, status__in=IN_FLIGHT
     ).count()
@@ -250,162 +250,56 @@ def _fill(user_id: int) -> None:
         after_commit(lambda: _send_pairs(created))
 
 
-def _send_pairs(pair_ids: list[int]) -> None:
-    from tournaments.tasks import play_sequential_pair
+# A pending pair's error while its task could not be sent: the evidence on which the
+# watchdog sends it again (``sequential_pairs_resend``). A pending pair without it waits
+# in its queue, however long; a pair whose worker died comes back from the broker, which
+# redelivers the messages of a dead worker (cardserver/broker_held.py, and the embedded
+# broker's restore_dead_claims).
+PAIR_NOT_SENT = "its task could not be sent"
 
+
+def _send_pairs(pair_ids: list[int]) -> None:
     for pair_id in pair_ids:
         try:
-            play_sequential_pair.delay(pair_id)
+            TASKS.play_sequential_pair.delay(pair_id)
         except Exception:
             logger.exception("could not send play_sequential_pair(%s)", pair_id)
+            SequentialPair.objects.filter(
+                pk=pair_id, status=SequentialPair.Status.PENDING
+            ).update(error=PAIR_NOT_SENT)
 
 
-def sequential_pair_play(*, pair_id: int) -> str:
-    """Play a pair's two matches to their end and record the pair; return its status.
-
-    Call outside any transaction. A second call of a pair under way resumes its matches
-    from their logs; a pair already recorded is left alone.
-    """
+def sequential_pairs_resend() -> list[int]:
+    """Send again the pending pairs whose task could not be sent; return their ids. Run by
+    beat's watchdog: a pending pair is sent again on this evidence only, never for its
+    time in the queue."""
     with transaction.atomic():
-        pair = (
-            SequentialPair.objects.select_for_update(of=("self",))
-            .select_related("test")
-            .get(pk=pair_id)
+        lost = list(
+            SequentialPair.objects.select_for_update()
+            .filter(status=SequentialPair.Status.PENDING, error=PAIR_NOT_SENT)
+            .values_list("pk", flat=True)
         )
-        if pair.status in (SequentialPair.Status.DONE, SequentialPair.Status.FAILED):
-            return pair.status
-        if pair.test.status != SequentialTest.Status.RUNNING:
-            pair.status, pair.error = SequentialPair.Status.FAILED, "the test is over"
-            pair.save(update_fields=["status", "error", "updated_at"])
-            return pair.status
-        pair.attempts += 1
-        pair.status = SequentialPair.Status.RUNNING
-        pair.save(update_fields=["attempts", "status", "updated_at"])
-        test = pair.test
-    if pair.attempts > settings.TOURNAMENT_MAX_ATTEMPTS:
-        return _pair_record(pair_id, error="gave up after too many attempts")
-    try:
-        for which in ("first", "second"):
-            match_id = _pair_match(pair_id, which, test)
-            if match_play_to_end(match_id=match_id) != Match.Status.FINISHED:
-                return _pair_record(pair_id, error=f"the {which} match did not finish")
-    except MatchError as exc:
-        return _pair_record(pair_id, error=f"not created: {exc}")
-    except Exception as exc:
-        logger.exception("sequential pair %s failed", pair_id)
-        return _pair_record(pair_id, error=repr(exc)[:500])
-    return _pair_record(pair_id)
-
-
-def _pair_match(pair_id: int, which: str, test: SequentialTest) -> int:
-    """Return the id of the pair's ``first`` or ``second`` match, creating it once."""
-    from games.services import match_create
-
-    with transaction.atomic():
-        pair = SequentialPair.objects.select_for_update().get(pk=pair_id)
-        existing = getattr(pair, f"{which}_id")
-        if existing is not None:
-            return existing
-        bots = Bot.objects.in_bulk([test.candidate_id, test.baseline_id, test.reference_id])
-        seats = pair_seating(test, pair.seat, which)
-        game = load_game(test.game, players=test.players)
-        deck = shuffled_deck(deck_seed(test.seed, pair.deck), game.deck_size)
-        match = match_create(
-            creator=test.created_by, game=test.game, players=test.players,
-            seats=[SeatHolder(bot=bots[bot_id]) for bot_id in seats], rated=False, dealer=0,
-            move_time_limit=test.move_time_limit, decks=[deck], decks_trusted=True,
-            notify=False,
-        )  # fmt: skip
-        setattr(pair, which, match)
-        pair.save(update_fields=[which, "updated_at"])
-        return match.pk
-
-
-def pair_seating(test: SequentialTest, seat: int, which: str) -> list[int]:
-    """The bot ids in the seats of a pair's ``first`` or ``second`` match.
-
-    head_to_head: the candidate in seat 0 of the first match and seat 1 of the second.
-    reference: the candidate in ``seat`` of the first, the baseline in it in the second,
-    the reference player everywhere else.
-    """
-    if test.mode == SequentialTest.Mode.HEAD_TO_HEAD:
-        order = [test.candidate_id, test.baseline_id]
-        return order if which == "first" else order[::-1]
-    seats = [test.reference_id] * test.players
-    seats[seat] = test.candidate_id if which == "first" else test.baseline_id
-    return seats
-
-
-def pair_result(test: SequentialTest, pair: SequentialPair, first: Match, second: Match) -> int:
-    """The pair's outcome index (the candidate's points over the two games, doubled)."""
-    if test.mode == SequentialTest.Mode.HEAD_TO_HEAD:
-        return sprt.pair_outcome(
-            sprt.game_score(first.loser, 0), 1.0 - sprt.game_score(second.loser, 1)
-        )
-    return sprt.pair_outcome(
-        sprt.game_score(first.loser, pair.seat), sprt.game_score(second.loser, pair.seat)
-    )
-
-
-def _pair_record(pair_id: int, *, error: str = "") -> str:
-    """Record a pair (once), update its test and decide it or create more pairs."""
-    match_ids: list[int] = []
-    test_id, user_id = SequentialPair.objects.values_list(
-        "test_id", "test__created_by_id"
-    ).get(pk=pair_id)
-    with transaction.atomic():
-        _user_lock(user_id)
-        test = SequentialTest.objects.select_for_update().get(pk=test_id)
-        pair = SequentialPair.objects.select_for_update().get(pk=pair_id)
-        if pair.status in (SequentialPair.Status.DONE, SequentialPair.Status.FAILED):
-            return pair.status
-        if not error and test.status != SequentialTest.Status.RUNNING:
-            # Decided (or cancelled) while this pair was played: it does not count.
-            error = f"the test was {test.status} before this pair ended"
-        if error:
-            pair.status, pair.error = SequentialPair.Status.FAILED, error[:500]
-            logger.warning("sequential test %s pair %s failed: %s", test.pk, pair.index, error)
-        else:
-            first, second = Match.objects.get(pk=pair.first_id), Match.objects.get(
-                pk=pair.second_id
-            )
-            pair.outcome = pair_result(test, pair, first, second)
-            pair.status = SequentialPair.Status.DONE
-        pair.save(update_fields=["status", "error", "outcome", "updated_at"])
-        if test.status == SequentialTest.Status.RUNNING:
-            _test_update(test, pair)
-            if test.status != SequentialTest.Status.RUNNING:
-                match_ids = _unfinished_matches(test.pk)
-        test.save()
-        _fill(test.created_by_id)
-    if match_ids:
-        matches_abort(match_ids=match_ids, reason="the sequential test is decided")
-    return pair.status
-
-
-def _test_update(test: SequentialTest, pair: SequentialPair) -> None:
-    if pair.outcome is not None:
-        test.counts[pair.outcome] += 1
-        test.pairs_done += 1
-        test.llr = sprt.llr(test.counts, test.elo0, test.elo1, model=test.model)
-        test.llr_history.append(round(test.llr, 4))
-    verdict = sprt.decision(test.llr, test.alpha, test.beta)
-    if verdict:
-        _finish(test, SequentialTest.Status.ACCEPTED if verdict == "H1" else
-                SequentialTest.Status.REJECTED)  # fmt: skip
-        return
-    settled = SequentialPair.objects.filter(test=test).filter(
-        Q(status=SequentialPair.Status.DONE) | Q(status=SequentialPair.Status.FAILED)
-    ).count()
-    if settled >= test.max_games // 2:
-        _finish(test, SequentialTest.Status.CAPPED)
+        SequentialPair.objects.filter(pk__in=lost).update(error="")
+        if lost:
+            after_commit(lambda: _send_pairs(lost))
+    return lost
 
 
 def sequential_test_matches(test: SequentialTest) -> list[int]:
     """The ids of the test's matches, in the order they were played."""
-    ids = []
-    for first, second in test.pairs.order_by("index").values_list("first_id", "second_id"):
-        ids += [m for m in (first, second) if m is not None]
+    return sequential_tests_matches([test.pk]).get(test.pk, [])
+
+
+def sequential_tests_matches(test_ids: list[int]) -> dict[int, list[int]]:
+    """The ids of each test's matches, in the order they were played, in one query (a
+    list of tests must not query once per test)."""
+    ids: dict[int, list[int]] = {}
+    pairs = (
+        SequentialPair.objects.filter(test_id__in=test_ids).order_by("test_id", "index")
+        .values_list("test_id", "first_id", "second_id")
+    )  # fmt: skip
+    for test_id, first, second in pairs:
+        ids.setdefault(test_id, []).extend(m for m in (first, second) if m is not None)
     return ids
 
 

@@ -12,10 +12,20 @@ from rest_framework.exceptions import PermissionDenied, Throttled, ValidationErr
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from cardkit.stats.sprt import MODELS
+from cardserver.api_errors import error_answer
 from games.models import Match
 from tournaments import sequential
 from tournaments.models import SequentialTest
-from tournaments.sprt import MODELS
+
+
+def sequential_test_errors_answer() -> None:
+    """Answer a sequential test that cannot be created as asked, in any view of the
+    API: not allowed (403), over the quota (429), else a validation error (400)
+    (``TournamentsConfig.ready``)."""
+    error_answer(sequential.SequentialTestForbidden, lambda exc: PermissionDenied(str(exc)))
+    error_answer(sequential.SequentialTestQuota, lambda exc: Throttled(detail=str(exc)))
+    error_answer(sequential.SequentialTestError, lambda exc: ValidationError([str(exc)]))
 
 
 class SequentialTestCreateSerializer(serializers.Serializer):
@@ -83,6 +93,9 @@ class SequentialTestSerializer(serializers.ModelSerializer):
     def get_matches(self, test: SequentialTest) -> list[int] | None:
         if test.status == SequentialTest.Status.RUNNING:
             return None
+        listed = self.context.get("matches")  # a list's, read for its page at once
+        if listed is not None:
+            return listed.get(test.pk, [])
         return sequential.sequential_test_matches(test)
 
 
@@ -107,6 +120,15 @@ class SequentialTestListView(generics.ListAPIView):
     def get_queryset(self):
         return _tests()
 
+    def get_serializer(self, *args, **kwargs):
+        if kwargs.get("many") and args:
+            tests = list(args[0])
+            finished = [t.pk for t in tests if t.status != SequentialTest.Status.RUNNING]
+            context = kwargs.setdefault("context", self.get_serializer_context())
+            context["matches"] = sequential.sequential_tests_matches(finished)
+            args = (tests, *args[1:])
+        return super().get_serializer(*args, **kwargs)
+
     @extend_schema(
         request=SequentialTestCreateSerializer,
         responses={
@@ -123,14 +145,7 @@ class SequentialTestListView(generics.ListAPIView):
     def post(self, request: Request) -> Response:
         given = SequentialTestCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
-        try:
-            test = sequential.sequential_test_create(user=request.user, **given.validated_data)
-        except sequential.SequentialTestForbidden as exc:
-            raise PermissionDenied(str(exc)) from None
-        except sequential.SequentialTestQuota as exc:
-            raise Throttled(detail=str(exc)) from None
-        except sequential.SequentialTestError as exc:
-            raise ValidationError([str(exc)]) from None
+        test = sequential.sequential_test_create(user=request.user, **given.validated_data)
         test = _tests().get(pk=test.pk)
         return Response(SequentialTestSerializer(test).data, status=status.HTTP_201_CREATED)
 

@@ -27,6 +27,10 @@ class TournamentCreateSerializer(serializers.Serializer):
     bots = serializers.ListField(
         child=serializers.CharField(), min_length=2, help_text="Entrants' bot names."
     )
+    candidate = serializers.CharField(
+        required=False,
+        help_text="Gauntlet: the bot that plays every table (default: the first of `bots`).",
+    )
     start = serializers.BooleanField(default=True, help_text="Start at once.")
 
     def validate_bots(self, names: list[str]) -> list[Bot]:
@@ -35,6 +39,12 @@ class TournamentCreateSerializer(serializers.Serializer):
         if missing:
             raise serializers.ValidationError(f"no such bot: {', '.join(missing)}")
         return [found[name.lower()] for name in names]
+
+    def validate_candidate(self, name: str) -> Bot:
+        bot = Bot.objects.filter(name__iexact=name).first()
+        if bot is None:
+            raise serializers.ValidationError(f"no such bot: {name}")
+        return bot
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -47,13 +57,16 @@ class ProgressSerializer(serializers.Serializer):
 class TournamentSerializer(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
     entrants = serializers.SerializerMethodField()
+    candidate = serializers.SerializerMethodField(
+        help_text="Gauntlet: the bot that plays every table; null in other formats."
+    )
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
         model = Tournament
         fields = [
             "id", "name", "game", "players", "deck_size", "match_format", "format",
-            "games_per_pairing", "move_time_limit", "rated", "duplicate", "status",
+            "games_per_pairing", "move_time_limit", "rated", "duplicate", "candidate", "status",
             "progress", "entrants", "created_by", "created_at", "started_at", "finished_at",
         ]  # fmt: skip
 
@@ -70,6 +83,13 @@ class TournamentSerializer(serializers.ModelSerializer):
 
     def get_entrants(self, tournament: Tournament) -> list[str]:
         return [entry.bot.name for entry in tournament.entries.all()]
+
+    def get_candidate(self, tournament: Tournament) -> str | None:
+        if tournament.format != Tournament.Format.GAUNTLET:
+            return None
+        # The prefetched entries, in their order: the candidate is entered first.
+        entries = list(tournament.entries.all())
+        return entries[0].bot.name if entries else None
 
 
 class StandingLineSerializer(serializers.Serializer):
@@ -148,5 +168,9 @@ class FitPointSerializer(serializers.Serializer):
 
 class RatingHistorySerializer(serializers.Serializer):
     bot = serializers.CharField()
+    next = serializers.URLField(
+        allow_null=True, help_text="The page of older changes: follow this link as it is."
+    )
+    previous = serializers.URLField(allow_null=True, help_text="The page of newer changes.")
     elo = EloPointSerializer(many=True)
     fits = FitPointSerializer(many=True)

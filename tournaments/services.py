@@ -1,4 +1,5 @@
-"""Actions on tournaments (the ratings are in ``tournaments.ratings``, the ladder in
+"""Actions on tournaments: starting, playing, recording, cancelling (creating one is
+``tournaments.creation``, the ratings are in ``tournaments.ratings``, the ladder in
 ``tournaments.ladder``; how tasks are sent, in ``tournaments.dispatch``).
 
 Each action is a function named ``<entity>_<action>`` with keyword-only, typed arguments,
@@ -11,135 +12,40 @@ is safe to run twice.
 from __future__ import annotations
 
 import logging
-import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
-from bots.driver import match_play_to_end
 from bots.models import Bot
-from games.engine import load_game
-from games.errors import InvalidMatchRequest, MatchError
+from bots.play_to_end import match_play_to_end
+from games.errors import MatchError
 from games.events import Change, match_changed_announce
-from games.models import Match
-from games.services import bot_seat_check
+from games.models import DealGroup, Match
+from games.sealing import (
+    GroupDeal,
+    deal_group_abandon,
+    deal_group_create,
+    deal_group_of,
+    deal_groups_abandon,
+)
+from tournaments.backpressure import tournament_matches_dispatch
+from tournaments.creation import TournamentError
 from tournaments.dispatch import after_commit, inline_play, inline_playing, send_fit, send_round
-from tournaments.models import Entrant, Tournament, TournamentMatch
+from tournaments.models import Tournament, TournamentMatch
 from tournaments.ratings import ratings_apply
-from tournaments.schedule import build_schedule, check_options, cycles_of, duplicate_decks
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import User
+    pass
 
 logger = logging.getLogger(__name__)
 
 
-class TournamentError(ValueError):
-    """A tournament action that the tournament's state or options do not allow."""
-
-
 # --- Tournaments ------------------------------------------------------------------------
-
-
-def tournament_create(
-    *,
-    creator: User | None,
-    name: str,
-    game: str,
-    players: int,
-    bots: Sequence[Bot],
-    deck_size: int | None = None,
-    match_format: str = "deal",
-    format: str = Tournament.Format.ROUND_ROBIN,
-    games_per_pairing: int = 2,
-    move_time_limit: float = 5.0,
-    rated: bool = True,
-    duplicate: bool = False,
-    seed: str | None = None,
-) -> Tournament:
-    """Create a tournament and every match of its schedule (none started yet).
-
-    Raise TournamentError when the options or the entrants do not make a tournament.
-    ``creator`` None or staff is the arena, which may enter anyone's bot; anyone else
-    enters only the bots they may seat in a match (their own and the built-in ones), rated
-    or not: an entry spends the bot's calls, and its forfeits cost it its health.
-    """
-    if deck_size is None:
-        deck_size = 32 if game == "volynshchik" else 36
-    try:
-        load_game(game, players=players, deck_size=deck_size)
-        cycles_of(format)
-        check_options(entrants=len(bots), players=players, games_per_pairing=games_per_pairing)
-    except ValueError as exc:
-        raise TournamentError(str(exc)) from None
-    if match_format not in ("deal", "fool") or (match_format == "fool" and game != "durak"):
-        raise TournamentError("a series to ДУРАК (format fool) is for Durak only")
-    if duplicate and match_format != "deal":
-        # games.services.match_create deals explicit decks to single deals only.
-        raise TournamentError("duplicate deals are for single deals (match format deal) only")
-    if len({bot.pk for bot in bots}) != len(bots):
-        raise TournamentError("a bot can enter a tournament only once")
-    for bot in bots:
-        if game not in (bot.games or []):
-            raise TournamentError(f"bot {bot.name} does not play {game}")
-        if not bot.enabled:
-            raise TournamentError(f"bot {bot.name} is disabled")
-        if creator is not None and not creator.is_staff:
-            try:
-                bot_seat_check(bot=bot, user=creator)
-            except InvalidMatchRequest as exc:
-                raise TournamentError(str(exc)) from None
-    if move_time_limit <= 0:
-        raise TournamentError("the time limit per move must be positive")
-
-    schedule = build_schedule(
-        [bot.pk for bot in bots],
-        players=players,
-        games_per_pairing=games_per_pairing,
-        format=format,
-        duplicate=duplicate,
-    )
-    with transaction.atomic():
-        tournament = Tournament.objects.create(
-            name=name,
-            game=game,
-            players=players,
-            deck_size=deck_size,
-            match_format=match_format,
-            format=format,
-            games_per_pairing=games_per_pairing,
-            move_time_limit=move_time_limit,
-            rated=rated,
-            duplicate=duplicate,
-            seed=seed or secrets.token_hex(16),
-            rounds_total=max(m.round for m in schedule) + 1,
-            matches_total=len(schedule),
-            created_by=creator,
-        )
-        Entrant.objects.bulk_create(
-            Entrant(tournament=tournament, bot=bot, order=order) for order, bot in enumerate(bots)
-        )
-        TournamentMatch.objects.bulk_create(
-            (
-                TournamentMatch(
-                    tournament=tournament,
-                    index=m.index,
-                    round=m.round,
-                    pairing=m.pairing,
-                    rotation=m.rotation,
-                    deck=m.deck,
-                    table=list(m.table),
-                )
-                for m in schedule
-            ),
-            batch_size=1000,
-        )
-    return tournament
 
 
 def tournament_start(*, tournament_id: int) -> Tournament:
@@ -152,8 +58,7 @@ def tournament_start(*, tournament_id: int) -> Tournament:
         tournament.started_at = timezone.now()
         tournament.current_round = 0
         tournament.save(update_fields=["status", "started_at", "current_round"])
-        ids = _round_match_ids(tournament.pk, 0)
-        after_commit(lambda: send_round(ids))
+        after_commit(tournament_matches_dispatch)
     return tournament
 
 
@@ -175,10 +80,13 @@ def tournament_cancel(*, tournament_id: int) -> Tournament:
             reason="cancelled",
         )
         unfinished.update(status=TournamentMatch.Status.CANCELLED, finished_at=now)
+        deal_groups_abandon(key_prefix=f"tournament:{tournament.pk}:round:")
         tournament.status = Tournament.Status.CANCELLED
         tournament.finished_at = now
         tournament.matches_done = tournament.matches_total
         tournament.save(update_fields=["status", "finished_at", "matches_done"])
+        # Its slots are free for other tournaments' matches.
+        after_commit(tournament_matches_dispatch)
     return tournament
 
 
@@ -187,9 +95,11 @@ def tournament_match_play(*, tournament_match_id: int) -> str:
 
     Safe to call any number of times, at once or one after another: the first call
     creates the game match (once: the row is locked), every call resumes it from its move
-    log, and only one records the result. Each call counts an attempt first, in its own
-    transaction, so a match whose play kills the worker is given up (aborted) after
-    ``TOURNAMENT_MAX_ATTEMPTS`` starts. Call it outside any transaction.
+    log, and only one records the result. A call counts an attempt only while the match
+    is not yet created, so one whose creation kills the worker is given up after
+    ``TOURNAMENT_MAX_ATTEMPTS`` starts; once it exists, a worker that dies playing it
+    leaves a lapsed claim, which the bot driver counts (``BOTS_TURN_MAX_LAPSES``, then
+    the arena aborts it, saying what failed). Call it outside any transaction.
     """
     try:
         match_id = _tournament_match_claim(tournament_match_id)
@@ -199,7 +109,8 @@ def tournament_match_play(*, tournament_match_id: int) -> str:
     if match_id is _GIVE_UP:
         return tournament_match_record(
             tournament_match_id,
-            error=f"gave up after {settings.TOURNAMENT_MAX_ATTEMPTS} attempts",
+            error=f"gave up: the match could not be created in "
+            f"{settings.TOURNAMENT_MAX_ATTEMPTS} starts (each worker died); no bot is at fault",
         )
     if match_id is None:
         return TournamentMatch.objects.values_list("status", flat=True).get(pk=tournament_match_id)
@@ -255,14 +166,18 @@ def _tournament_match_claim(tournament_match_id: int) -> int | None:
         tournament = tm.tournament
         if tournament.status == Tournament.Status.CANCELLED:
             return None
-        if tm.match_id is not None and tm.match.status == Match.Status.FINISHED:
-            # Finished by a call that died before it recorded the result.
+        if tm.match_id is not None and tm.match.status != Match.Status.ACTIVE:
+            # Ended by a call that died before it recorded the result, or aborted by the
+            # arena (bots.leases.lease_claim): recorded as it is.
             return tm.match_id
-        tm.attempts += 1
-        if tm.attempts > settings.TOURNAMENT_MAX_ATTEMPTS:
-            tm.save(update_fields=["attempts", "updated_at"])
-            return _GIVE_UP
         if tm.match_id is None:
+            # A start counts only until the match exists: a start that dies after that
+            # leaves a claim that lapses, counted by the bot driver (BOTS_TURN_MAX_LAPSES);
+            # a match sent again while it waits in a queue resumes, and costs nothing.
+            tm.attempts += 1
+            if tm.attempts > settings.TOURNAMENT_MAX_ATTEMPTS:
+                tm.save(update_fields=["attempts", "updated_at"])
+                return _GIVE_UP
             tm.match = _tournament_game_create(tournament, tm)
         tm.status = TournamentMatch.Status.RUNNING
         tm.save(update_fields=["attempts", "match", "status", "updated_at"])
@@ -290,15 +205,26 @@ def _tournament_game_create(tournament: Tournament, tm: TournamentMatch) -> Matc
     }
     if not tournament.duplicate:
         return match_create(**options, rated=tournament.rated)
-    # The decks come from the tournament's secret seed, as fair as a match's own seed.
-    decks = duplicate_decks(
-        tournament.seed,
-        tm.deck,
-        deck_size=tournament.deck_size,
-        match_format=tournament.match_format,
-        players=tournament.players,
+    # A duplicate round is a deal group: every match of it deals deck 0 of the round's
+    # seed and is sealed until the round's last match ends.
+    group = deal_group_create(
+        kind=DealGroup.Kind.DUPLICATE,
+        key=_round_group_key(tournament.pk, tm.round),
+        size=TournamentMatch.objects.filter(tournament=tournament, round=tm.round).count(),
     )
-    return match_create(**options, rated=tournament.rated, decks=decks, decks_trusted=True)
+    deal = GroupDeal(group=group, number=0, copy=tm.index)
+    return match_create(**options, rated=tournament.rated, deal=deal)
+
+
+def _round_group_key(tournament_id: int, round_number: int) -> str:
+    return f"tournament:{tournament_id}:round:{round_number}"
+
+
+def _round_abandon(tournament_id: int, round_number: int) -> None:
+    """A complete round deals no more: its group unseals once its matches have ended."""
+    group_id = deal_group_of(_round_group_key(tournament_id, round_number))
+    if group_id is not None:
+        deal_group_abandon(group_id=group_id)
 
 
 def tournament_match_record(tournament_match_id: int, *, error: str = "") -> str:
@@ -328,6 +254,10 @@ def tournament_match_record(tournament_match_id: int, *, error: str = "") -> str
             tm.status = TournamentMatch.Status.FINISHED
             if game.rated:
                 ratings_apply(match=game)
+        elif game is not None and game.status == Match.Status.ABORTED:
+            # The arena gave the game up; its reason says what failed.
+            tm.status = TournamentMatch.Status.ABORTED
+            tm.last_error = error or game.forfeit_reason or game.end_reason or "aborted"
         elif error or tm.attempts > settings.TOURNAMENT_MAX_ATTEMPTS:
             tm.status = TournamentMatch.Status.ABORTED
             tm.last_error = error or "gave up"
@@ -351,6 +281,8 @@ def _tournament_advance(tournament: Tournament, finished_round: int) -> None:
     """
     tournament.matches_done += 1
     tournament.save(update_fields=["matches_done"])
+    # The match's slot is free (and a new round's matches may be waiting).
+    after_commit(tournament_matches_dispatch)
     if tournament.status != Tournament.Status.RUNNING:
         return
     if tournament.current_round != finished_round:
@@ -361,6 +293,7 @@ def _tournament_advance(tournament: Tournament, finished_round: int) -> None:
     ).exclude(status__in=TournamentMatch.DONE)
     if open_matches.exists():
         return
+    _round_abandon(tournament_id, finished_round)
     pool = tournament.pool
     if tournament.rated:
         after_commit(lambda: send_fit(pool))
@@ -371,17 +304,6 @@ def _tournament_advance(tournament: Tournament, finished_round: int) -> None:
         return
     tournament.current_round = finished_round + 1
     tournament.save(update_fields=["current_round"])
-    ids = _round_match_ids(tournament_id, tournament.current_round)
-    after_commit(lambda: send_round(ids))
-
-
-def _round_match_ids(tournament_id: int, round_number: int) -> list[int]:
-    return list(
-        TournamentMatch.objects.filter(tournament_id=tournament_id, round=round_number)
-        .exclude(status__in=TournamentMatch.DONE)
-        .order_by("index")
-        .values_list("pk", flat=True)
-    )
 
 
 def matches_abort(*, match_ids: list[int], reason: str) -> None:
@@ -399,38 +321,47 @@ def matches_abort(*, match_ids: list[int], reason: str) -> None:
 
 
 def tournaments_watchdog(*, stale_after: float | None = None) -> list[int]:
-    """Send again the matches of running tournaments that no worker is playing.
+    """Record the matches of running tournaments that ended unrecorded, and send again
+    the pending matches of a current round that was never sent.
 
-    A running match counts as abandoned when no bot driver holds a live claim on it and
-    it has had no move for ``TOURNAMENT_ABANDONED_AFTER`` seconds: a driver renews its
-    claim while it plays (``bots.driver``), so a driver that died lets go within seconds.
-    A pending match counts as abandoned after ``TOURNAMENT_STALE_AFTER`` seconds in its
-    tournament's current round (the round was never sent: a crash between commit and
-    send); longer, because a pending match may wait its turn behind a long queue. A
-    given ``stale_after`` replaces both. Return the ids of the tournament matches sent.
+    A running match is never sent again for its time without a move: while a worker holds
+    it, its claim is live; when the worker dies, its claim lapses and the sweep for lapsed
+    claims hands the turn to another (``bots.tasks.resume_abandoned_turns``), which plays
+    it to its end; a match with no claim waits in a queue, however long. What the
+    watchdog does see is a running match whose game ended (finished, or aborted by the
+    arena) while no task recorded it (its task died, or the game ended in another
+    worker's hands): it records it now. A pending match counts as never sent after
+    ``TOURNAMENT_STALE_AFTER`` seconds in its tournament's current round (a crash between
+    commit and send); sending it twice costs no attempt (``tournament_match_play``).
+    A given ``stale_after`` replaces that. Return the ids of the tournament matches
+    recorded or sent.
     """
-    from bots.selectors import matches_claimed
-
     now = timezone.now()
-    running_after = settings.TOURNAMENT_ABANDONED_AFTER if stale_after is None else stale_after
     pending_after = settings.TOURNAMENT_STALE_AFTER if stale_after is None else stale_after
-    running_cutoff = now - timedelta(seconds=running_after)
     pending_cutoff = now - timedelta(seconds=pending_after)
     current = TournamentMatch.objects.filter(
         tournament__status=Tournament.Status.RUNNING, round=F("tournament__current_round")
     )
-    pending = Q(status=TournamentMatch.Status.PENDING, updated_at__lte=pending_cutoff)
-    running = (
-        Q(status=TournamentMatch.Status.RUNNING, updated_at__lte=running_cutoff)
-        & (
-            Q(match=None)
-            | Q(match__turn_started_at=None)
-            | Q(match__turn_started_at__lte=running_cutoff)
+    ended = list(
+        current.filter(
+            status=TournamentMatch.Status.RUNNING,
+            match__status__in=[Match.Status.FINISHED, Match.Status.ABORTED],
         )
-        & ~Q(match_id__in=matches_claimed(now=now))
+        .order_by("index")
+        .values_list("pk", flat=True)
     )
-    candidates = current.filter(pending | running)
-    ids = list(candidates.order_by("index").values_list("pk", flat=True))
-    if ids and not inline_playing():
-        send_round(ids)
-    return ids
+    for tm_id in ended:
+        tournament_match_record(tm_id)
+    # A pending match that was never sent waits for a slot (tournaments.backpressure).
+    pending = list(
+        current.filter(
+            status=TournamentMatch.Status.PENDING,
+            dispatched_at__isnull=False,
+            updated_at__lte=pending_cutoff,
+        )
+        .order_by("index")
+        .values_list("pk", flat=True)
+    )
+    if pending and not inline_playing():
+        send_round(pending)
+    return ended + pending

@@ -12,7 +12,7 @@ from celery import shared_task
 from django.conf import settings
 
 from games.events import Change, MatchChanged
-from tournaments import ladder, ratings, sequential, services
+from tournaments import backpressure, ladder, ratings, sequential, sequential_pairs, services
 from tournaments.pools import POOLS
 
 # The options of a task that plays a match to its end: re-queued if its worker dies, and
@@ -81,8 +81,12 @@ def ladder_tick() -> list[int]:
 
 @shared_task(ignore_result=True)
 def tournaments_watchdog(stale_after: float | None = None) -> list[int]:
-    """Send again tournament matches that no worker is playing (run by beat)."""
-    return services.tournaments_watchdog(stale_after=stale_after)
+    """Send again tournament matches that no worker is playing, fill the free slots of
+    the backpressure (a dispatch lost with its process), and send again the sequential
+    tests' pairs whose task could not be sent (run by beat)."""
+    sent = services.tournaments_watchdog(stale_after=stale_after)
+    sequential.sequential_pairs_resend()
+    return sent + backpressure.tournament_matches_dispatch()
 
 
 @shared_task(
@@ -95,10 +99,11 @@ def tournaments_watchdog(stale_after: float | None = None) -> list[int]:
 def play_sequential_pair(pair_id: int) -> str:
     """Play a sequential test's pair (two matches) and update the test.
 
-    Both matches share one match task's time limit, so that the broker's visibility
-    timeout still outlasts every task; a pair that runs out is played on (its matches
-    resume from their logs) by the task sent again, up to TOURNAMENT_MAX_ATTEMPTS."""
-    return sequential.sequential_pair_play(pair_id=pair_id)
+    Both matches share one match task's time limit; a pair that runs out, or whose
+    worker died (Redis gives its message back once the worker stops renewing it,
+    cardserver/broker_held.py), is played on (its matches resume from their logs) by the
+    task sent again, up to TOURNAMENT_MAX_ATTEMPTS."""
+    return sequential_pairs.sequential_pair_play(pair_id=pair_id)
 
 
 def match_ended_handle(event: MatchChanged) -> None:
@@ -106,7 +111,7 @@ def match_ended_handle(event: MatchChanged) -> None:
 
     Subscribed to ``games.events`` in ``TournamentsConfig.ready()``. The task that plays a
     match records it itself when the match ends in its hands; a match with an HTTP bot
-    goes on on the I/O pool after that task returned (``bots.driver.match_play_to_end``),
+    goes on on the I/O pool after that task returned (``bots.play_to_end.match_play_to_end``),
     and its end is recorded here. Matches without an HTTP bot cost one query; with tasks
     run eagerly (the pool is not used then) nothing is done.
     """

@@ -20,10 +20,11 @@ from django.db.models import Max
 
 from bots.headtohead import bot_version_results
 from bots.models import Bot
+from cardkit.stats.scales import ELO_PER_NATURAL_UNIT as SCALE
+from cardkit.stats.scales import Z95, clip_step
 from tournaments.models import FitEntry, RatingFit
 from tournaments.pools import pool_of
 
-SCALE = 400.0 / math.log(10.0)
 PRIOR_DRAWS = 1.0
 
 
@@ -77,10 +78,10 @@ def fit_against(pool: str, games: list[tuple[float, int, float]]) -> VersionRati
             gradient += (points - n * p) / SCALE
             curvature += n * p * (1 - p) / SCALE**2
         step = gradient / curvature
-        rating += max(-400.0, min(400.0, step))
+        rating += float(clip_step(step))
         if abs(step) < 1e-9:
             break
-    half = 1.959964 / math.sqrt(curvature)
+    half = Z95 / math.sqrt(curvature)
     return VersionRating(
         pool=pool, rating=rating, low=rating - half, high=rating + half,
         games=sum(n for _, n, _ in games),

@@ -1,7 +1,7 @@
 """The tournaments and ratings API (the pages are web's).
 
 Anyone may read. Any signed-in user may create an unrated tournament of their own bots
-and the built-in ones (``tournaments.services.tournament_create`` holds the rule);
+and the built-in ones (``tournaments.creation.tournament_create`` holds the rule);
 rated tournaments, which move the leaderboards, are for staff. A tournament's creator
 or staff may start and cancel it.
 """
@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import django_filters
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, permissions, status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from bots.models import Bot
+from cardserver.api_errors import error_answer
 from cardserver.filters import BooleanFilter
-from tournaments import selectors, services
+from cardserver.pagination import CheckedCursorPagination
+from tournaments import creation, selectors, services
 from tournaments.models import Tournament
 from tournaments.pools import POOLS
 from tournaments.serializers import (
@@ -28,6 +30,12 @@ from tournaments.serializers import (
     TournamentCreateSerializer,
     TournamentSerializer,
 )
+
+
+def tournament_errors_answer() -> None:
+    """Answer a tournament that cannot be created or acted on as asked, in any view of
+    the API, as a validation error (400) naming why (``TournamentsConfig.ready``)."""
+    error_answer(creation.TournamentError, lambda exc: ValidationError([str(exc)]))
 
 
 def _tournaments():
@@ -59,12 +67,9 @@ class TournamentListView(generics.ListCreateAPIView):
         start = options.pop("start")
         if options["rated"] and not request.user.is_staff:
             raise PermissionDenied("Only staff may create rated tournaments.")
-        try:
-            tournament = services.tournament_create(creator=request.user, **options)
-            if start:
-                services.tournament_start(tournament_id=tournament.pk)
-        except services.TournamentError as exc:
-            raise ValidationError([str(exc)]) from None
+        tournament = creation.tournament_create(creator=request.user, **options)
+        if start:
+            services.tournament_start(tournament_id=tournament.pk)
         tournament = _tournaments().get(pk=tournament.pk)
         return Response(TournamentSerializer(tournament).data, status=status.HTTP_201_CREATED)
 
@@ -93,10 +98,7 @@ class _TournamentAction(generics.GenericAPIView):
         tournament = self.get_object()
         if not (request.user.is_staff or tournament.created_by_id == request.user.pk):
             raise PermissionDenied("Only the tournament's creator or staff may do this.")
-        try:
-            self.act(tournament.pk)
-        except services.TournamentError as exc:
-            raise ValidationError([str(exc)]) from None
+        self.act(tournament.pk)
         return Response(TournamentSerializer(self.get_queryset().get(pk=pk)).data)
 
 
@@ -115,10 +117,17 @@ class TournamentCancelView(_TournamentAction):
 
 
 def standings_data(tournament: Tournament) -> dict:
+    """The standings as ``StandingsSerializer`` describes them, in plain values: the
+    crosstable has a cell per pair of entrants (2,450 for fifty bots), and a serializer
+    field per value of each costs more than the standings themselves."""
     standings = selectors.tournament_standings(tournament)
     names = {line.bot_id: line.name for line in standings.lines}
     return {
-        "standings": standings.lines,
+        "standings": [
+            {"bot": line.name, "games": line.games, "points": line.points,
+             "losses": line.losses, "draws": line.draws}
+            for line in standings.lines
+        ],
         "crosstable": [
             {
                 "bot": line.name,
@@ -133,7 +142,7 @@ def standings_data(tournament: Tournament) -> dict:
             {"deck": deck, "scores": {names[b]: points for b, points in scores.items()}}
             for deck, scores in standings.decks.items()
         ],
-    }
+    }  # fmt: skip
 
 
 class TournamentStandingsView(generics.GenericAPIView):
@@ -149,7 +158,8 @@ class TournamentStandingsView(generics.GenericAPIView):
         return Tournament.objects.all()
 
     def get(self, request: Request, pk: int) -> Response:
-        return Response(StandingsSerializer(standings_data(self.get_object())).data)
+        # The serializer describes the answer (the schema); the values are plain already.
+        return Response(standings_data(self.get_object()))
 
 
 def leaderboard_data(pool: str) -> dict:
@@ -178,12 +188,37 @@ class LeaderboardView(generics.GenericAPIView):
         return Response(LeaderboardSerializer(leaderboard_data(pool)).data)
 
 
+class RatingHistoryPagination(CheckedCursorPagination):
+    # Newest first by id, the order changes are applied in, across pools: the (bot, id)
+    # index serves it however long the history.
+    ordering = ("-id",)
+    page_size = 200
+
+
 class RatingHistoryView(generics.GenericAPIView):
-    """A bot's Elo after each rated match, and its fitted rating at each fit."""
+    """A bot's Elo after each rated match, and its fitted rating at each fit, a page at a
+    time: the newest 200 changes, oldest first, and the fits of their span; ``next`` is
+    the page of older ones (docs/archive-growth.md)."""
 
     serializer_class = RatingHistorySerializer
+    pagination_class = RatingHistoryPagination
 
+    @extend_schema(parameters=[
+        OpenApiParameter("pool", str, description="Only this pool's changes and fits."),
+        OpenApiParameter("cursor", str, description="A page's cursor: follow `next`."),
+    ])  # fmt: skip
     def get(self, request: Request, name: str) -> Response:
         bot = get_object_or_404(Bot, name__iexact=name)
-        history = selectors.bot_rating_history(bot.pk, request.query_params.get("pool"))
-        return Response(RatingHistorySerializer({"bot": bot.name, **history}).data)
+        pool = request.query_params.get("pool")
+        paginator = self.paginator
+        elo = paginator.paginate_queryset(
+            selectors.bot_rating_changes(bot.pk, pool), request, view=self
+        )[::-1]
+        fits = selectors.bot_rating_page_fits(
+            bot.pk, pool, elo, newest=not paginator.has_previous,
+            oldest=not paginator.has_next, limit=paginator.page_size,
+        )  # fmt: skip
+        return Response(RatingHistorySerializer({
+            "bot": bot.name, "next": paginator.get_next_link(),
+            "previous": paginator.get_previous_link(), "elo": elo, "fits": fits,
+        }).data)  # fmt: skip

@@ -6,17 +6,19 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from bots import headtohead, versions
+from bots import challenge_selectors, headtohead, versions
 from bots.models import Bot, BotVersion
 from tournaments import selectors as ratings
 from tournaments.models import Rating
 from tournaments.pools import POOLS, pool_title
 from tournaments.version_ratings import version_ratings
-from web import selectors
+from web import author_selectors, selectors
 from web.charts import POOL_COLOURS, rating_charts, running_score_chart
 
-# The versus page lists this many of the newest matches; its chart draws them all.
+# The versus page lists and draws this many of the newest matches.
 VERSUS_LINES = 100
+# The bot page's rating charts draw this many of the newest changes and fits per pool.
+CHART_POINTS = 200
 
 
 def bot_list(request: HttpRequest) -> HttpResponse:
@@ -33,7 +35,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             raise Http404("No such bot or version.") from None
         return redirect(reverse("web:bot", args=[bot.name]) + "#versions")
     bot = get_object_or_404(Bot.objects.select_related("owner"), name__iexact=name)
-    history = ratings.bot_rating_history(bot.pk)
+    history = ratings.bot_rating_history(bot.pk, points=CHART_POINTS)
     pool_ratings = {r.pool: r for r in Rating.objects.filter(bot=bot)}
     latest_fits = {fit["pool"]: fit for fit in history["fits"]}
     pools = [
@@ -67,6 +69,12 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "forfeits": selectors.bot_forfeits(bot),
             "forfeit_count": selectors.bot_forfeit_count(bot),
             "opponents": headtohead.bot_opponents(mine={"bot_id": bot.pk}),
+            "pauses": author_selectors.bot_pauses(bot),
+            # Those it was asked and those it sits in as a challenger's bot.
+            "challenges": [
+                challenge_selectors.challenge_data(c)
+                for c in challenge_selectors.challenges_of_bot(bot)
+            ],
         },
     )
 
@@ -78,8 +86,14 @@ def bot_versus(request: HttpRequest, name: str, other: str) -> HttpResponse:
     except (Bot.DoesNotExist, BotVersion.DoesNotExist):
         raise Http404("No such bot or version.") from None
     opponent = get_object_or_404(Bot, name__iexact=other)
-    lines = headtohead.bot_pairings(mine=versions.seats_of(bot, version), opponent_id=opponent.pk)
-    points = sum(line.points for line in lines)
+    mine = versions.seats_of(bot, version)
+    # The totals come from the kept records; only the newest matches are read, listed and
+    # drawn, so the page costs the same after ten matches as after a hundred thousand.
+    total = headtohead.bot_pair_total(mine=mine, opponent_id=opponent.pk)
+    lines = headtohead.bot_pairings(mine=mine, opponent_id=opponent.pk, limit=VERSUS_LINES)
+    shown = sum(line.points for line in lines)
+    games_before = max(total.games - len(lines), 0)
+    net_before = (2 * total.points - total.games) - (2 * shown - len(lines))
     return render(
         request,
         "web/bot_versus.html",
@@ -87,11 +101,14 @@ def bot_versus(request: HttpRequest, name: str, other: str) -> HttpResponse:
             "bot": bot,
             "name": f"{bot.name}@{version.label}" if version else bot.name,
             "opponent": opponent,
-            "lines": lines[::-1][:VERSUS_LINES],
-            "more": max(len(lines) - VERSUS_LINES, 0),
-            "games": len(lines),
-            "points": points,
-            "interval": headtohead.score_interval(points, len(lines)),
-            "chart": running_score_chart(name, opponent.name, [x.points for x in lines]),
+            "lines": lines[::-1],
+            "more": games_before,
+            "games": total.games,
+            "points": total.points,
+            "interval": headtohead.score_interval(total.points, total.games),
+            "chart": running_score_chart(
+                name, opponent.name, [x.points for x in lines],
+                games_before=games_before, net_before=net_before,
+            ),
         },
-    )
+    )  # fmt: skip

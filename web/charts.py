@@ -196,29 +196,36 @@ def rating_charts(history: dict, versions: list[tuple] = ()) -> dict[str, SafeSt
     their 95% intervals as a band. The two are on different scales (Elo starts at 1500,
     the fit holds its anchor bot at 1000), so they are not drawn on one axis. Both x axes
     count the bot's rated matches in the pool; a fit is drawn at the number of the bot's
-    matches it had seen when it was made.
+    matches it had seen. A history of the newest changes only (numbered) is drawn from
+    the number of its first.
     """
     elo: dict[str, Series] = {}
     fits: dict[str, Series] = {}
     times: dict[str, list] = {}
+    first: dict[str, int] = {}
     for number, change in _numbered(history["elo"]):
         pool = change["pool"]
         series = elo.setdefault(pool, Series(pool, POOL_COLOURS.get(pool, FALLBACK_COLOUR), []))
         if not series.points:
-            series.points.append((0, change["before"]))
+            first[pool] = number - 1
+            series.points.append((number - 1, change["before"]))
         series.points.append((number, change["after"]))
         times.setdefault(pool, []).append(change["created_at"])
     for fit in history["fits"]:
         pool = fit["pool"]
         series = fits.setdefault(pool, Series(pool, POOL_COLOURS.get(pool, FALLBACK_COLOUR), []))
-        seen = sum(1 for t in times.get(pool, []) if t <= fit["fitted_at"])
+        seen = fit.get("games")
+        if seen is None:
+            seen = first.get(pool, 0) + sum(1 for t in times.get(pool, []) if t <= fit["fitted_at"])
         series.points.append((seen, fit["rating"]))
         series.intervals.append((seen, fit["rating"], fit["low"], fit["high"]))
-    # A version that started after the bot's n-th rated match of a pool is marked at n.
+    # A version that started after the bot's n-th rated match of a pool is marked at n
+    # (when n is on the chart: a version older than the first change drawn is not).
     marks = [
-        (sum(1 for t in times[pool] if t <= started), label, elo[pool].colour)
+        (first[pool] + after, label, elo[pool].colour)
         for started, label in versions[1:]
         for pool in elo
+        if (after := sum(1 for t in times[pool] if t <= started)) or not first[pool]
     ]
     charts = {}
     if elo:
@@ -244,7 +251,7 @@ def rating_charts(history: dict, versions: list[tuple] = ()) -> dict[str, SafeSt
 def _numbered(changes: list[dict]):
     counts: dict[str, int] = {}
     for change in changes:
-        counts[change["pool"]] = counts.get(change["pool"], 0) + 1
+        counts[change["pool"]] = change.get("number") or counts.get(change["pool"], 0) + 1
         yield counts[change["pool"]], change
 
 
@@ -267,12 +274,18 @@ def sparkline(values: list[float], *, width: int = 96, height: int = 24) -> Safe
     )  # fmt: skip
 
 
-def running_score_chart(name: str, other: str, points: list[float]) -> SafeString:
-    """Draw ``name``'s points minus ``other``'s, summed game by game, oldest first."""
+def running_score_chart(
+    name: str, other: str, points: list[float], *, games_before: int = 0, net_before: float = 0.0
+) -> SafeString:
+    """Draw ``name``'s points minus ``other``'s, summed game by game, oldest first.
+
+    ``points`` may be the newest games only: ``games_before`` older games left
+    ``net_before`` on the running score, where the line starts.
+    """
     if not points:
         return mark_safe("")
-    net, total = [(0, 0.0)], 0.0
-    for number, point in enumerate(points, start=1):
+    net, total = [(games_before, net_before)], net_before
+    for number, point in enumerate(points, start=games_before + 1):
         total += 2 * point - 1
         net.append((number, total))
     return line_chart(

@@ -17,9 +17,11 @@ from bots.driver import bot_turns_play
 from bots.models import Bot
 from bots.services import builtin_bots_ensure
 from cardserver.celery import eager_tasks
+from games import match_endings
 from games import services as match_services
 from games.models import Match
 from games.seating import SeatHolder
+from tournaments import creation as tournament_creation
 from tournaments import services as tournament_services
 from tournaments.dispatch import inline_play
 from tournaments.models import Tournament
@@ -139,7 +141,7 @@ def demo_arena(
             demo.tournament = _tournament_played(
                 "Demo cup", [bots["random"], bots["greedy"], bots["alice-greedy"]]
             )
-            demo.running = tournament_services.tournament_create(
+            demo.running = tournament_creation.tournament_create(
                 creator=None,
                 name="Open ladder night",
                 game="durak",
@@ -165,7 +167,7 @@ def _forfeited_match(bot: Bot, person: User) -> Match:
         by_arena=True,
     )
     match.refresh_from_db()
-    match_services.match_forfeit(
+    match_endings.match_forfeit(
         match_id=match.pk,
         seat=1,
         code="timeout",
@@ -175,7 +177,7 @@ def _forfeited_match(bot: Bot, person: User) -> Match:
 
 
 def _tournament_played(name: str, bots: list[Bot]) -> Tournament:
-    tournament = tournament_services.tournament_create(
+    tournament = tournament_creation.tournament_create(
         creator=None,
         name=name,
         game="durak",

@@ -1,44 +1,13 @@
-"""The words the pages give why a match ended.
-
-The engine's end reasons (``games.engine.EndReason``) are the one list of the ways a deal
-ends by the rules; every other ``end_reason`` of a match is the code of a forfeit, a
-resignation or a cancellation. The pages' JavaScript gets both from here through
-``{% end_reasons_script %}`` (web/templatetags/arena.py), never from a list of its own.
-"""
+"""The words the pages give why a match ended: those of the replay viewer, which the kit
+ships (cardkit/viewer/end_reasons.py), so that a standalone replay and the site say the same."""
 
 from __future__ import annotations
 
-from games.engine import EndReason
+from cardkit.viewer.end_reasons import (
+    END_REASON_WORDS,
+    OTHER_END_WORDS,
+    end_reason_words,
+    end_reasons_for_pages,
+)
 
-# What happened, as a clause: "Drawn: the last two went out together".
-END_REASON_WORDS: dict[EndReason, str] = {
-    EndReason.LOSER: "one seat was left holding cards",
-    EndReason.BOTH_OUT: "the last two went out together",
-    EndReason.REPETITION: "the same position occurred five times",
-    EndReason.MOVE_LIMIT: "the deal reached 1,000 moves",
-}
-
-# The codes of matches that did not end by the rules and have words of their own; a
-# bot's fault (bots.protocol.Fault) is shown as its code, "illegal move".
-OTHER_END_WORDS: dict[str, str] = {
-    "timeout": "out of time",
-    "resign": "resigned",
-    "cancelled": "cancelled",
-}
-
-
-def end_reason_words(end_reason: str) -> str:
-    """Return ``end_reason`` in words: its own words, or the code with spaces."""
-    if end_reason in END_REASON_WORDS:
-        return END_REASON_WORDS[EndReason(end_reason)]
-    return OTHER_END_WORDS.get(end_reason, end_reason.replace("_", " "))
-
-
-def end_reasons_for_pages() -> dict:
-    """Return what the pages' scripts know of end reasons (``Arena.endedByRules``,
-    ``Arena.endReasonWords`` in web/static/web/cards.js)."""
-    return {
-        "by_rules": [reason.value for reason in EndReason],
-        "words": {str(reason): words for reason, words in END_REASON_WORDS.items()}
-        | OTHER_END_WORDS,
-    }
+__all__ = ["END_REASON_WORDS", "OTHER_END_WORDS", "end_reason_words", "end_reasons_for_pages"]

@@ -56,5 +56,60 @@ class ArchiveFilterForm(forms.Form):
 
 
 class SignupForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    password = forms.CharField(widget=forms.PasswordInput, min_length=1)
+    # Password managers fill and save the right fields when told what each one is.
+    username = forms.CharField(
+        max_length=150, widget=forms.TextInput(attrs={"autocomplete": "username"})
+    )
+    password = forms.CharField(
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}), min_length=1
+    )
+
+
+GAME_CHOICES = Match.Game.choices
+
+
+class BotRegisterForm(forms.Form):
+    """Register a bot from "My bots": what ``bots.services.bot_register`` takes."""
+
+    name = forms.CharField(
+        max_length=40, widget=forms.TextInput(attrs={"autocomplete": "off"}),
+        help_text="2-40 letters, digits, '_', '.' or '-'.",
+    )  # fmt: skip
+    kind = forms.ChoiceField(
+        choices=[("http", "HTTP (the arena calls your URL)"),
+                 ("client", "Client (your bot calls the API with its token)")],
+        initial="http", widget=forms.RadioSelect,
+    )  # fmt: skip
+    games = forms.MultipleChoiceField(
+        choices=GAME_CHOICES, widget=forms.CheckboxSelectMultiple, initial=["durak"]
+    )
+    url = forms.CharField(
+        required=False, max_length=500, label="URL",
+        widget=forms.URLInput(attrs={"placeholder": "https://bot.example.org/move",
+                                     "autocomplete": "url"}),
+        help_text="HTTP bots: where the arena POSTs its requests.",
+    )  # fmt: skip
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class BotEditForm(forms.Form):
+    games = forms.MultipleChoiceField(choices=GAME_CHOICES, widget=forms.CheckboxSelectMultiple)
+    url = forms.CharField(
+        required=False, max_length=500, label="URL",
+        widget=forms.URLInput(attrs={"autocomplete": "url"}),
+    )  # fmt: skip
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class BotVersionForm(forms.Form):
+    label = forms.CharField(
+        max_length=40, label="New version",
+        widget=forms.TextInput(attrs={"placeholder": "v2", "autocomplete": "off"}),
+    )  # fmt: skip
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(
+        max_length=60, required=False,
+        widget=forms.TextInput(attrs={"placeholder": "laptop, CI, my bot", "autocomplete": "off"}),
+    )  # fmt: skip

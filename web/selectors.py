@@ -11,12 +11,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import F, QuerySet, Window
-from django.db.models.functions import RowNumber
+from django.db.models import OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from bots.models import Bot
-from games.models import Match, Seat
-from games.selectors import matches_for_listing
+from games.models import Match, Seat, VersionRecord
+from games.reading import match_forfeit_reason
+from games.selectors import matches_for_listing, seat_name
 from tournaments.models import RatingChange
 from web.end_reasons import end_reason_words
 
@@ -55,16 +56,6 @@ class MatchLine:
         )
 
 
-def seat_name(seat: Seat | None) -> str:
-    if seat is None:
-        return "open seat"
-    if seat.bot_id:
-        return seat.bot.name
-    if seat.user_id:
-        return seat.user.username
-    return "open seat"
-
-
 def match_outcome(match: Match, names: list[str]) -> tuple[str, str]:
     """Return the match's outcome in words and its kind (for colouring)."""
 
@@ -75,9 +66,13 @@ def match_outcome(match: Match, names: list[str]) -> tuple[str, str]:
         open_seats = sum(1 for n in names if n == "open seat")
         return f"Waiting for {open_seats} player{'s' if open_seats != 1 else ''}", "waiting"
     if match.status == Match.Status.ACTIVE:
-        return f"In play, move {match.ply + 1}", "live"
+        # Moves played, as the replay viewer counts them ("Move 12 of 12").
+        moves = f"{match.ply} move{'s' if match.ply != 1 else ''} played"
+        played = moves if match.ply else "no move yet"
+        return f"In play, {played}", "live"
     if match.status == Match.Status.ABORTED:
-        reason = f": {match.forfeit_reason}" if match.forfeit_reason else ""
+        forfeit_reason = match_forfeit_reason(match)
+        reason = f": {forfeit_reason}" if forfeit_reason else ""
         return f"Aborted{reason}", "aborted"
     if match.forfeit_seat is not None:
         why = end_reason_words(match.end_reason)
@@ -143,24 +138,35 @@ def recent_finished_matches(limit: int = 10) -> list[MatchLine]:
 
 
 def bot_matches(bot: Bot, limit: int = 15) -> list[MatchLine]:
-    """Return the bot's newest matches, unfinished ones included."""
-    ids = Seat.objects.filter(bot=bot).values("match_id")
-    matches = matches_for_listing().filter(pk__in=ids).order_by("-created_at", "-id")[:limit]
+    """Return the bot's newest matches, unfinished ones included.
+
+    Newest by id (the order they were created in): the index on the seats' (bot, match)
+    gives them from its end, whatever the length of the bot's history.
+    """
+    ids = (
+        Seat.objects.filter(bot=bot)
+        .order_by("-match_id")
+        .values_list("match_id", flat=True)
+        .distinct()[:limit]
+    )
+    matches = matches_for_listing().filter(pk__in=ids).order_by("-created_at", "-id")
     return match_lines(matches)
 
 
 def bot_forfeits(bot: Bot, limit: int = 20) -> QuerySet[Seat]:
-    """Return the seats in which the bot forfeited a match, newest first, with the match."""
+    """Return the seats in which the bot forfeited a match, newest first, with the match
+    (``Seat.forfeited``, kept as matches finish, and its partial index)."""
     return (
-        Seat.objects.filter(bot=bot, match__forfeit_seat=F("index"))
+        Seat.objects.filter(bot=bot, forfeited=True)
         .select_related("match")
         .defer("match__snapshot", "match__seed", "match__decks")
-        .order_by("-match__finished_at", "-match_id")[:limit]
+        .order_by("-match_id")[:limit]
     )
 
 
 def bot_forfeit_count(bot: Bot) -> int:
-    return Seat.objects.filter(bot=bot, match__forfeit_seat=F("index")).count()
+    """Return how many matches the bot forfeited (kept as matches finish: games.records)."""
+    return VersionRecord.objects.filter(bot=bot).aggregate(n=Sum("forfeits"))["n"] or 0
 
 
 def bot_owners(bot_ids) -> dict[int, str]:
@@ -172,22 +178,35 @@ def pool_trends(pool: str, bot_ids, points: int = 20) -> dict[int, list[float]]:
     """Return each bot's last ``points`` Elo ratings in the pool, oldest first.
 
     The first value is the rating before the oldest of those matches, so a bot with n
-    rated matches has min(n, points) + 1 values.
+    rated matches has min(n, points) + 1 values. Two queries, each reading ``points``
+    entries of the index on (bot, pool, sequence) per bot and nothing of the pool's
+    other changes: the sequence of each bot's ``points``-th newest change, then the
+    changes from there on.
     """
+    bot_ids = list(bot_ids)
+    nth = (
+        RatingChange.objects.filter(bot_id=OuterRef("pk"), pool=pool)
+        .order_by("-sequence")
+        .values("sequence")[points - 1 : points]
+    )
+    oldest = dict(
+        Bot.objects.filter(pk__in=bot_ids)
+        .annotate(since=Coalesce(Subquery(nth), 0))
+        .values_list("pk", "since")
+    )
+    if not oldest:
+        return {}
+    recent = Q()
+    for bot_id, since in oldest.items():
+        recent |= Q(bot_id=bot_id, sequence__gte=since)
     rows = (
-        RatingChange.objects.filter(pool=pool, bot_id__in=list(bot_ids))
-        .annotate(
-            recent=Window(RowNumber(), partition_by=F("bot_id"), order_by=F("sequence").desc())
-        )
-        .filter(recent__lte=points)
-        .order_by("bot_id", "-sequence")
+        RatingChange.objects.filter(recent, pool=pool)
+        .order_by("bot_id", "sequence")
         .values_list("bot_id", "before", "after")
     )
-    newest_first: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    changes: dict[int, list[tuple[float, float]]] = defaultdict(list)
     for bot_id, before, after in rows:
-        newest_first[bot_id].append((before, after))
-    trends = {}
-    for bot_id, changes in newest_first.items():
-        changes.reverse()
-        trends[bot_id] = [changes[0][0]] + [after for _, after in changes]
-    return trends
+        changes[bot_id].append((before, after))
+    return {
+        bot_id: [line[0][0]] + [after for _, after in line] for bot_id, line in changes.items()
+    }

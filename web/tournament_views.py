@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.safestring import SafeString, mark_safe
 
 from bots.models import Bot, BotVersion
+from cardserver.pagination import CappedPaginator
 from games.selectors import matches_for_listing
 from tournaments import selectors as ratings
 from tournaments import sequential
@@ -22,7 +23,7 @@ def tournament_list(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     if status in Tournament.Status.values:
         tournaments = tournaments.filter(status=status)
-    page = Paginator(tournaments, 30).get_page(request.GET.get("page"))
+    page = CappedPaginator(tournaments, 30).get_page(request.GET.get("page"))
     return render(
         request,
         "web/tournament_list.html",
@@ -31,24 +32,16 @@ def tournament_list(request: HttpRequest) -> HttpResponse:
 
 
 def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    tournament = get_object_or_404(
-        Tournament.objects.select_related("created_by").prefetch_related("entries__bot"), pk=pk
-    )
+    tournament = get_object_or_404(Tournament.objects.select_related("created_by"), pk=pk)
     standings = ratings.tournament_standings(tournament)
-    names = {line.bot_id: line.name for line in standings.lines}
     order = [line.bot_id for line in standings.lines]
     crosstable = [
-        {
-            "line": line,
-            "cells": [
-                None if other == line.bot_id else _cell(*standings.crosstable[line.bot_id][other])
-                for other in order
-            ],
-        }
+        {"line": line, "cells": cells, "html": _cells_html(cells)}
         for line in standings.lines
+        for cells in [_row_cells(standings.crosstable[line.bot_id], line.bot_id, order)]
     ]
     decks = [
-        {"deck": deck, "scores": [scores.get(bot_id, 0.0) for bot_id in order]}
+        {"deck": deck, "html": _points_html([scores.get(bot_id, 0.0) for bot_id in order])}
         for deck, scores in standings.decks.items()
     ]
     recent = (
@@ -66,7 +59,7 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "progress": progress,
         "percent": 100 * tournament.matches_done // max(tournament.matches_total, 1),
         "standings": standings.lines,
-        "names": [names[bot_id] for bot_id in order],
+        "names": [line.name for line in standings.lines],
         "crosstable": crosstable,
         "decks": decks,
         "matches": matches,
@@ -76,9 +69,38 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
+def _row_cells(row: dict[int, tuple[float, int]], bot_id: int, order: list[int]) -> list:
+    return [None if other == bot_id else _cell(*row[other]) for other in order]
+
+
 def _cell(score: float, games: int) -> dict:
     tone = "" if not games or score * 2 == games else "good" if score * 2 > games else "bad"
     return {"score": score, "games": games, "tone": tone}
+
+
+# A crosstable has a cell per pair of entrants: 2,500 for fifty bots, which Django's
+# template language renders in hundreds of milliseconds (a lookup per variable, a node per
+# tag). The cells hold only numbers and fixed classes, so they are written here, in one
+# pass; scores are halves, which ``.1f`` writes as ``floatformat:1`` does.
+def _cells_html(cells: list) -> SafeString:
+    parts = []
+    for cell in cells:
+        if cell is None:
+            parts.append('<td class="self num">—</td>')
+        elif not cell["games"]:
+            parts.append('<td class="num muted">·</td>')
+        else:
+            score, games = f"{cell['score']:.1f}", cell["games"]
+            parts.append(
+                f'<td class="num {cell["tone"]}" title="{score} points in {games} games">'
+                f'{score}<span class="muted small">/{games}</span></td>'
+            )
+    return mark_safe("".join(parts))  # noqa: S308 - numbers and fixed classes only
+
+
+def _points_html(points: list[float]) -> SafeString:
+    cells = "".join(f'<td class="num">{value:.1f}</td>' for value in points)
+    return mark_safe(cells)  # noqa: S308 - numbers only
 
 
 # --- Sequential tests -------------------------------------------------------------------

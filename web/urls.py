@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from web import bot_views, leaderboard_views, tournament_views, views
+from web import author_views, bot_views, leaderboard_views, tournament_views, views
 
 app_name = "web"
 
@@ -25,4 +25,21 @@ urlpatterns = [
     path("accounts/login/", views.SignInView.as_view(), name="login"),
     path("accounts/logout/", views.signout, name="logout"),
     path("accounts/signup/", views.signup, name="signup"),
+    path("me/bots/", author_views.my_bots, name="my-bots"),
+    path("me/bots/<str:name>/", author_views.my_bot, name="my-bot"),
+    path("me/bots/<str:name>/edit/", author_views.my_bot_edit, name="my-bot-edit"),
+    path("me/bots/<str:name>/pause/", author_views.my_bot_enabled, {"enabled": False},
+         name="my-bot-pause"),
+    path("me/bots/<str:name>/resume/", author_views.my_bot_enabled, {"enabled": True},
+         name="my-bot-resume"),
+    path("me/bots/<str:name>/versions/", author_views.my_bot_version, name="my-bot-version"),
+    path("me/bots/<str:name>/ping/", author_views.my_bot_ping, name="my-bot-ping"),
+    path("me/bots/<str:name>/rotate/", author_views.my_bot_rotate, name="my-bot-rotate"),
+    path("me/bots/<str:name>/matches/<int:pk>/calls/", author_views.my_bot_calls,
+         name="my-bot-calls"),
+    path("me/bots/<str:name>/matches/<int:pk>/calls.jsonl", author_views.my_bot_calls_jsonl,
+         name="my-bot-calls-jsonl"),
+    path("me/tokens/", author_views.my_tokens, name="my-tokens"),
+    path("me/tokens/<int:pk>/revoke/", author_views.my_token_revoke, name="my-token-revoke"),
+    path("users/<str:username>/", author_views.profile, name="profile"),
 ]

@@ -10,7 +10,6 @@ from urllib.parse import urlencode
 from django.contrib import auth, messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
-from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -21,10 +20,18 @@ from django.views.decorators.http import require_http_methods
 from accounts import services as account_services
 from bots.models import Bot
 from bots.services import BUILTIN_PLAYERS, SYSTEM_USERNAME
+from cardserver.pagination import COUNT_CAP, CappedPaginator
 from games.catalog import GAME_CATALOG
 from games.filters import MatchFilter
 from games.models import Match, Seat
-from games.selectors import match_for_reading, match_verification, matches_for_listing, seats_of
+from games.reading import match_fairness, match_forfeit_reason, match_reading
+from games.seats_held import seats_of
+from games.selectors import (
+    match_for_reading,
+    match_verification,
+    matches_for_listing,
+    seat_name,
+)
 from tournaments.models import TournamentMatch
 from web import selectors
 from web.forms import ArchiveFilterForm, SignupForm
@@ -37,14 +44,24 @@ ARCHIVE_PAGE_SIZE = 25
 
 def archive(request: HttpRequest) -> HttpResponse:
     form = ArchiveFilterForm(request.GET or None)
-    matches = matches_for_listing().order_by("-created_at", "-id")
+    # By id, as the API's cursor pages (cardserver.pagination): an index walk, filtered
+    # or not.
+    matches = matches_for_listing().order_by("-id")
     api_query = ""
     if form.is_bound and form.is_valid():
         api_query = urlencode(form.filter_data())
         matches = MatchFilter(form.filter_data(), queryset=matches).qs
         if form.cleaned_data.get("result") == "forfeit":
             matches = matches.filter(forfeit_seat__isnull=False)
-    page = Paginator(matches, ARCHIVE_PAGE_SIZE).get_page(request.GET.get("page"))
+    # The count stops one page past the page shown ("Page 1 of 2+"): a filtered count walks
+    # the filter's index until it has counted, and a pair's 10,000th match lies a hundred
+    # thousand seats back in a million-match archive; one page on is as far back as the
+    # page's own walk goes.
+    number = request.GET.get("page", "")
+    shown = int(number) if number.isdigit() and 0 < int(number) <= COUNT_CAP else 1
+    page = CappedPaginator(
+        matches, ARCHIVE_PAGE_SIZE, cap=(shown + 1) * ARCHIVE_PAGE_SIZE
+    ).get_page(number or None)
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -73,7 +90,7 @@ def _seat_data(match: Match) -> list[dict]:
     return [
         {
             "index": index,
-            "name": selectors.seat_name(seats.get(index)),
+            "name": seat_name(seats.get(index)),
             "kind": "bot" if seats.get(index) and seats[index].bot_id else "user",
             "url": reverse("web:bot", args=[seats[index].bot.name])
             if seats.get(index) and seats[index].bot_id
@@ -101,10 +118,12 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "replay_url": reverse("match-replay", args=[match.pk]),
         "stream_url": reverse("match-stream", args=[match.pk]),
         "forfeit_seat": match.forfeit_seat,
-        "forfeit_reason": match.forfeit_reason,
+        "forfeit_reason": match_forfeit_reason(match),
         "end_reason": match.end_reason,
         "result": match.result,
         "start_ply": _int_or_none(request.GET.get("ply")),
+        # The clock of the seat to move, for spectators (the stream brings the next ones).
+        "deadline_at": match.deadline_at if match.status == Match.Status.ACTIVE else None,
     }
     return render(
         request,
@@ -115,7 +134,9 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "mine": mine,
             "tournament_match": tournament_match,
             "config": config,
-            "can_replay": match.status in (Match.Status.ACTIVE, Match.Status.FINISHED),
+            "can_replay": match.status in (Match.Status.ACTIVE, Match.Status.FINISHED)
+            and match_reading(match).public,
+            "fairness": match_fairness(match),
         },
     )
 
@@ -136,11 +157,11 @@ def _int_or_none(value: str | None) -> int | None:
 
 def match_verify(request: HttpRequest, pk: int) -> HttpResponse:
     match = _match_or_404(pk)
-    verification = match_verification(match) if match.status == Match.Status.FINISHED else None
+    verification = match_verification(match) if match_reading(match).complete else None
     return render(
         request,
         "web/verify.html",
-        {"match": match, "verification": verification},
+        {"match": match, "verification": verification, "fairness": match_fairness(match)},
     )
 
 

@@ -1,24 +1,27 @@
 """The REST API: DRF, rate limits, caps on open matches and request bodies, the schema."""
 
-import os
 import re
 
 from django.core.exceptions import ImproperlyConfigured
 
+from cardserver.settings.env import env
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "cardserver.authentication.TokenAuthentication",
+        "accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    # Page numbers with a count that stops at 10,000 (the match archive pages by cursor):
+    # cardserver/pagination.py.
+    "DEFAULT_PAGINATION_CLASS": "cardserver.pagination.CappedPageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # Request bodies are JSON (415 otherwise), as the schema says: a form would turn "0"
     # into false. The parser refuses JSON nested too deep (cardserver/renderers.py).
     "DEFAULT_PARSER_CLASSES": ["cardserver.renderers.JSONParser"],
-    "EXCEPTION_HANDLER": "cardserver.api.exception_handler",
+    "EXCEPTION_HANDLER": "cardserver.api_errors.exception_handler",
     # No ?format= chooses a renderer: the archive's filter of that name (?format=deal or
     # fool) would be taken for one and answered 404. The schema's ?format=json is its own
     # view's (cardserver/schema.py).
@@ -29,7 +32,7 @@ REST_FRAMEWORK = {
     # Proxies in front of the server whose X-Forwarded-For gives the client's IP. 0 (not
     # None, which would make DRF take the whole header as the client) is REMOTE_ADDR,
     # whatever a client writes in X-Forwarded-For.
-    "NUM_PROXIES": int(os.environ.get("API_NUM_PROXIES") or 0),
+    "NUM_PROXIES": env.API_NUM_PROXIES,
 }
 
 # Requests per client and scope (cardserver/throttling.py): THROTTLE_<SCOPE>=<n>/<second,
@@ -41,10 +44,11 @@ _THROTTLE_DEFAULTS = {
     "create": "60/minute",
     "register": "20/hour",
     "login": "20/minute",
+    "challenge": "30/hour",
 }
 API_THROTTLE_RATES: dict[str, str | None] = {}
 for _scope, _default in _THROTTLE_DEFAULTS.items():
-    _rate = os.environ.get(f"THROTTLE_{_scope.upper()}", "").strip().lower() or _default
+    _rate = getattr(env, f"THROTTLE_{_scope.upper()}").lower() or _default
     if _rate in ("off", "none"):
         API_THROTTLE_RATES[_scope] = None
     elif re.fullmatch(r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)", _rate):
@@ -58,14 +62,19 @@ API_THROTTLE_CACHE = "default"
 # Matches one requester may have open (waiting or active) through the API: those it
 # created, and those a bot of its own (not a built-in one) is seated in. Tournament and
 # ladder matches are made by the arena and do not count.
-MAX_OPEN_MATCHES_PER_USER = int(os.environ.get("MAX_OPEN_MATCHES_PER_USER") or 20)
-MAX_OPEN_MATCHES_PER_BOT = int(os.environ.get("MAX_OPEN_MATCHES_PER_BOT") or 50)
+MAX_OPEN_MATCHES_PER_USER = env.MAX_OPEN_MATCHES_PER_USER
+MAX_OPEN_MATCHES_PER_BOT = env.MAX_OPEN_MATCHES_PER_BOT
 
 # Request bodies: an API request may send at most API_MAX_BODY_SIZE bytes (413 beyond,
 # cardserver.middleware.RequestBodyLimitMiddleware; the largest real one, a match created
 # with its deck, is under 2 KB); any other request at most DATA_UPLOAD_MAX_MEMORY_SIZE.
-API_MAX_BODY_SIZE = int(os.environ.get("API_MAX_BODY_SIZE") or 64 * 1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE") or 1024 * 1024)
+API_MAX_BODY_SIZE = env.API_MAX_BODY_SIZE
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.DATA_UPLOAD_MAX_MEMORY_SIZE
+# Seconds a request's whole body may take to arrive at the ASGI server (cardserver.asgi)
+# before the request is answered 408 and its connection closed: 64 KB in 10 s is a
+# modem's pace, and a client that stops sending holds nothing for longer. nginx in front
+# (docker/nginx/) gives the same 10 s between two reads of a body.
+REQUEST_BODY_TIMEOUT = env.REQUEST_BODY_TIMEOUT
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Card Arena API",

@@ -1,48 +1,46 @@
 """Core settings: paths, security, apps, middleware, templates, database, cache, auth,
 static files and logging."""
 
-import os
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from cardserver.logs import logging_config
-from cardserver.settings.env import env_bool, env_list
+from cardserver.settings.env import env
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 # Runtime data (SQLite database, embedded broker queues, collected static files).
-VAR_DIR = Path(os.environ.get("CARDSERVER_VAR_DIR") or BASE_DIR / "var").resolve()
+VAR_DIR = Path(env.CARDSERVER_VAR_DIR or BASE_DIR / "var").resolve()
 
 # --- Core -------------------------------------------------------------------------------
 
-DEBUG = env_bool("DEBUG", default=True)
+DEBUG = env.DEBUG
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = env.SECRET_KEY
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
     SECRET_KEY = "django-insecure-development-only-key-do-not-use-in-production"
 
-ALLOWED_HOSTS = env_list(
-    "ALLOWED_HOSTS",
-    default=["localhost", "127.0.0.1", "[::1]", "testserver"] if DEBUG else [],
-)
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", default=[])
+ALLOWED_HOSTS = env.ALLOWED_HOSTS
+if ALLOWED_HOSTS is None:
+    ALLOWED_HOSTS = ["localhost", "127.0.0.1", "[::1]", "testserver"] if DEBUG else []
+CSRF_TRUSTED_ORIGINS = env.CSRF_TRUSTED_ORIGINS
 
 # --- Security (`manage.py check --deploy` passes with DEBUG off) -------------------------
 
 # Behind a TLS proxy: redirect plain HTTP to HTTPS (the health check is exempt, so that a
 # load balancer or a container health check may ask over plain HTTP), and trust the
 # proxy's X-Forwarded-Proto header only when told that a proxy sets it.
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_SSL_REDIRECT = not DEBUG if env.SECURE_SSL_REDIRECT is None else env.SECURE_SSL_REDIRECT
 SECURE_REDIRECT_EXEMPT = [r"^api/v1/health/$"]
-if env_bool("SECURE_PROXY_SSL_HEADER", default=False):
+if env.SECURE_PROXY_SSL_HEADER:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_HSTS_SECONDS = 0 if DEBUG else int(os.environ.get("SECURE_HSTS_SECONDS") or 31536000)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
-SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)
+SECURE_HSTS_SECONDS = 0 if DEBUG else env.SECURE_HSTS_SECONDS
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.SECURE_HSTS_INCLUDE_SUBDOMAINS
+SECURE_HSTS_PRELOAD = env.SECURE_HSTS_PRELOAD
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
@@ -50,7 +48,9 @@ X_FRAME_OPTIONS = "DENY"
 # Cookies travel over HTTPS only. SECURE_COOKIES=0 is for trying the production shape on
 # plain HTTP (docker/compose.yaml without a TLS proxy), where a secure session cookie
 # would never come back and no one could sign in.
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=not DEBUG)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = (
+    not DEBUG if env.SECURE_COOKIES is None else env.SECURE_COOKIES
+)
 SESSION_COOKIE_HTTPONLY = True
 
 INSTALLED_APPS = [
@@ -61,7 +61,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -75,6 +74,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "cardserver.middleware.RequestCyclesMiddleware",
+    "cardserver.middleware.ApiErrorBodyMiddleware",
     "cardserver.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "cardserver.middleware.NulPathMiddleware",
@@ -99,7 +99,12 @@ TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         # The project's own pages that no app holds (the ReDoc page of the API docs).
-        "DIRS": [BASE_DIR / "cardserver" / "templates"],
+        # The replay viewer's partials are the kit's (cardkit/viewer/templates): a
+        # standalone replay from `cardkit replay` has the same markup.
+        "DIRS": [
+            BASE_DIR / "cardserver" / "templates",
+            BASE_DIR / "cardkit" / "viewer" / "templates",
+        ],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -113,7 +118,7 @@ TEMPLATES = [
 
 # --- Database ---------------------------------------------------------------------------
 
-DATABASE_URL = os.environ.get("DATABASE_URL", "").strip() or f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
+DATABASE_URL = env.DATABASE_URL or f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
 _database = dj_database_url.parse(DATABASE_URL)
 
 if _database["ENGINE"] == "django.db.backends.sqlite3":
@@ -145,7 +150,7 @@ else:
     # few statements of play cost PostgreSQL about a third less CPU. A pooler in
     # transaction mode (PgBouncer) cannot carry prepared statements:
     # DATABASE_PREPARED_STATEMENTS=0 turns both off.
-    if env_bool("DATABASE_PREPARED_STATEMENTS", default=True):
+    if env.DATABASE_PREPARED_STATEMENTS:
         _database["OPTIONS"].setdefault("server_side_binding", True)
         _database["OPTIONS"].setdefault("prepare_threshold", 5)
 
@@ -156,8 +161,8 @@ DATABASES = {"default": _database}
 # broker's Redis when the broker is Redis; otherwise a table of the database
 # (created by `migrate`: games/migrations/0007_cache_table.py), so that
 # the embedded default's processes share them too.
-CACHE_URL = os.environ.get("CACHE_URL", "").strip()
-_broker_url = os.environ.get("CELERY_BROKER_URL", "").strip()
+CACHE_URL = env.CACHE_URL
+_broker_url = env.CELERY_BROKER_URL
 if not CACHE_URL and _broker_url.startswith(("redis://", "rediss://")):
     CACHE_URL = _broker_url
 if CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
@@ -199,6 +204,9 @@ USE_TZ = True
 # --- Static files -----------------------------------------------------------------------
 
 STATIC_URL = "static/"
+# The replay viewer's script, card drawing and stylesheet are the kit's package data (a
+# standalone replay from `cardkit replay` inlines them): one copy, served as web/<file>.
+STATICFILES_DIRS = [("web", BASE_DIR / "cardkit" / "viewer" / "static")]
 STATIC_ROOT = VAR_DIR / "static"
 # WhiteNoise warns on every start while the folder is missing.
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
@@ -213,12 +221,31 @@ STORAGES = {
     },
 }
 
+# --- Mail (bot owners are told when the arena pauses their bot: bots.notices) -----------
+
+# The console backend by default (mails are written to the log's stream); SMTP when
+# EMAIL_HOST is set, with the usual EMAIL_* settings.
+EMAIL_HOST = env.EMAIL_HOST
+EMAIL_BACKEND = env.EMAIL_BACKEND or (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env.EMAIL_PORT
+EMAIL_HOST_USER = env.EMAIL_HOST_USER
+EMAIL_HOST_PASSWORD = env.EMAIL_HOST_PASSWORD
+EMAIL_USE_TLS = env.EMAIL_USE_TLS
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = env.DEFAULT_FROM_EMAIL
+# Where people reach the site, for links in mails (no request to take it from there).
+SITE_URL = env.SITE_URL.rstrip("/") or "http://127.0.0.1:8000"
+
 # --- Logging ----------------------------------------------------------------------------
 
 # One JSON object per line (cardserver/logs.py) in production, plain text in development.
-LOG_FORMAT = (os.environ.get("LOG_FORMAT", "").strip().lower() or ("text" if DEBUG else "json"))
+LOG_FORMAT = env.LOG_FORMAT.lower() or ("text" if DEBUG else "json")
 if LOG_FORMAT not in ("json", "text"):
     raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not json or text.")
 LOGGING = logging_config(
-    log_format=LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO").strip().upper() or "INFO"
+    log_format=LOG_FORMAT, level=env.LOG_LEVEL.upper()
 )

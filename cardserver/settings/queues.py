@@ -4,12 +4,10 @@ Named ``queues``, not ``celery``, so that no import of this package can find it 
 place of the Celery library.
 """
 
-import os
-
 from cardserver.settings.base import VAR_DIR
-from cardserver.settings.env import env_bool
+from cardserver.settings.env import env
 
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "").strip() or "filesystem://"
+CELERY_BROKER_URL = env.CELERY_BROKER_URL
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # The embedded broker: messages are files, so development needs no broker server.
     # kombu's filesystem transport, writing and claiming each file atomically and dropping
@@ -30,26 +28,44 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # turn (a bot call, the built-in move after it) waits for the next look: 0.02 s
         # makes a ply about 4x quicker than 0.25 s for about 1% of a core more while idle
         # (python -m benchmarks.embedded).
-        "polling_interval": float(os.environ.get("EMBEDDED_BROKER_POLL") or 0.02),
+        "polling_interval": env.EMBEDDED_BROKER_POLL,
     }
 
 # The longest a match-playing task may run: a soft limit, and the hard one a minute later
 # (tournaments/tasks.py). A match of built-in players takes well under a minute; HTTP bots
 # are bounded by their time limit per move. The hard limit only stops a runaway.
 MATCH_TASK_TIME_LIMIT = 3600
+# Redis puts back in its queue a message that a worker took and has not acknowledged for
+# longer than the visibility timeout. Every worker renews the messages it holds (running,
+# or waiting for their ETA) every REDIS_HELD_RENEW_EVERY seconds and puts back the lapsed
+# ones as often (cardserver/broker_held.py): so a long task is never given to a second
+# worker, and the tasks of a worker killed outright go back to the queue within the
+# timeout and one renewal (45 + 5 s), as a dead driver's claim lapses (bots.driver).
+REDIS_VISIBILITY_TIMEOUT = env.REDIS_VISIBILITY_TIMEOUT
+REDIS_HELD_RENEW_EVERY = REDIS_VISIBILITY_TIMEOUT / 9
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://", "redis+socket://")):
-    # Redis gives a message that a worker has held unacknowledged for longer than the
-    # visibility timeout (an hour by default) to another worker as well. Tasks are
-    # acknowledged after they run, so the timeout must outlast the longest task, or a
-    # match running past it would be started a second time and cost an attempt.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * MATCH_TASK_TIME_LIMIT}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": REDIS_VISIBILITY_TIMEOUT}
 
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "").strip() or None
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_RESULT_BACKEND = env.CELERY_RESULT_BACKEND
+CELERY_TASK_ALWAYS_EAGER = env.CELERY_TASK_ALWAYS_EAGER
 # The queue tasks go to and workers read. Tests and benchmarks that start workers on a
 # shared broker use one of their own, so that no other worker takes their tasks.
-CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "").strip() or "celery"
+CELERY_TASK_DEFAULT_QUEUE = env.CELERY_TASK_DEFAULT_QUEUE
 CELERY_TASK_EAGER_PROPAGATES = True
+# Interactive play's queue: the turns of the arena's bots in a match that a person, a
+# challenger or a client bot waits on (and their HTTP calls' dispatch and deadline
+# watches) go here (bots/routing.py), and a worker of its own reads only it (`interactive`
+# in docker/compose.yaml and scripts/run-dev), so tournaments and the ladder never take
+# that capacity. "-": no such queue, all on the default one. A default queue of a test's
+# or benchmark's own gets an interactive queue of its own with it.
+INTERACTIVE_QUEUE = env.INTERACTIVE_QUEUE or (
+    "interactive"
+    if CELERY_TASK_DEFAULT_QUEUE == "celery"
+    else f"{CELERY_TASK_DEFAULT_QUEUE}-interactive"
+)
+if INTERACTIVE_QUEUE == "-":
+    INTERACTIVE_QUEUE = ""
+CELERY_TASK_ROUTES = ("bots.routing.route_task",)
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -87,5 +103,11 @@ CELERY_BEAT_SCHEDULER = "cardserver.beat:LockedDatabaseScheduler"
 # The health check (GET /api/v1/health/): seconds to wait for the broker's answer and for
 # the workers' answers to a ping, and for how long the workers' answer is reused.
 HEALTH_BROKER_TIMEOUT = 2.0
-HEALTH_WORKER_TIMEOUT = float(os.environ.get("HEALTH_WORKER_TIMEOUT") or 1.0)
+HEALTH_WORKER_TIMEOUT = env.HEALTH_WORKER_TIMEOUT
 HEALTH_WORKER_CACHE = 10.0
+# Seconds past its turn's deadline after which an active match with no move is stalled:
+# reported by the health check (count and oldest) and listed by the admin
+# (games.selectors.matches_stalled). Every match in play moves or is recovered well
+# within it (a person loses on time at the deadline; a dead worker's claim lapses within
+# 10 s and the sweep for lapsed claims runs every 10 s).
+MATCHES_STALLED_AFTER = env.MATCHES_STALLED_AFTER

@@ -1,9 +1,11 @@
-"""Accounts: sign up, obtain an API token, revoke it."""
+"""Accounts: sign up, obtain an API token, revoke the one a request is signed with."""
 
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
+
+from accounts.models import ApiToken
+from accounts.tokens import token_create, token_hash
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +22,7 @@ def test_sign_up_creates_the_account_and_answers_its_token(api_client):
     assert response.status_code == 201
     body = response.json()
     assert body["username"] == "alice"
-    assert Token.objects.get(user__username="alice").key == body["token"]
+    assert ApiToken.objects.get(user__username="alice").key_hash == token_hash(body["token"])
     api_client.credentials(HTTP_AUTHORIZATION=f"Token {body['token']}")
     created = api_client.post("/api/v1/matches/", {"game": "durak", "players": 2})
     assert created.status_code == 201
@@ -51,15 +53,21 @@ def test_sign_up_without_a_username_is_refused_with_400(api_client):
     assert "username" in response.json()["error"]["detail"]
 
 
-def test_token_is_obtained_with_username_and_password(api_client):
-    token = sign_up(api_client).json()["token"]
+def test_a_new_token_is_obtained_with_username_and_password_and_the_first_still_works(
+    api_client,
+):
+    first = sign_up(api_client).json()["token"]
 
     response = api_client.post(
         "/api/v1/accounts/token/", {"username": "alice", "password": PASSWORD}
     )
 
     assert response.status_code == 200
-    assert response.json() == {"username": "alice", "token": token}
+    second = response.json()["token"]
+    assert response.json()["username"] == "alice" and second != first
+    for token in (first, second):
+        api_client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+        assert api_client.get("/api/v1/accounts/tokens/").status_code == 200
 
 
 def test_token_request_with_a_wrong_password_is_refused_with_400(api_client):
@@ -101,12 +109,25 @@ def test_revoking_without_a_token_is_refused_with_401(api_client):
 
 
 def test_token_of_an_inactive_user_is_refused(user, api_client):
-    token = Token.objects.create(user=user)
+    _token, key = token_create(user=user)
     user.is_active = False
     user.save()
-    api_client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
 
     response = api_client.post("/api/v1/matches/", {"game": "durak", "players": 2})
 
     assert response.status_code == 401
     assert response.json()["error"]["message"] == "User inactive or deleted."
+
+
+def test_revoking_through_a_session_asks_for_the_tokens_id_with_400(user, client):
+    client.force_login(user)
+    token_create(user=user)
+
+    response = client.delete("/api/v1/accounts/token/")
+
+    assert response.status_code == 400
+    assert "/api/v1/accounts/tokens/<id>/" in response.json()["error"]["message"] + str(
+        response.json()["error"]["detail"]
+    )
+    assert ApiToken.objects.filter(user=user).count() == 1

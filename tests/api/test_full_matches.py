@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from games.engine import load_game
+from cardkit.engine import load_game
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from games.engine import load_game
+from cardkit.engine import load_game
 
 # The catalog reads no data, but every API request counts against a rate limit, whose
 # counters are in the database (without Redis).

@@ -153,14 +153,14 @@ def stream_text(base_url: str, path: str, token: str | None, *, ndjson: bool, un
 def test_no_stream_event_shows_a_card_its_requester_must_not_see(
     live_server, user_factory, game, players
 ):
-    from rest_framework.authtoken.models import Token
+    from accounts.tokens import token_create
 
     users = [user_factory() for _ in range(players)]
     match = play_to_the_middle(start_match(users, game=game), seed=players)
     match.refresh_from_db()
     outsider = user_factory()
-    requesters = [(Token.objects.create(user=u).key, seat) for seat, u in enumerate(users)]
-    requesters += [(Token.objects.create(user=outsider).key, None), (None, None)]
+    requesters = [(token_create(user=u)[1], seat) for seat, u in enumerate(users)]
+    requesters += [(token_create(user=outsider)[1], None), (None, None)]
     stream = f"/api/v1/matches/{match.pk}/stream/"
     for token, seat in requesters:
         bodies = {}

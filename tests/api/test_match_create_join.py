@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from games.engine.cards import deck_cards
+from cardkit.engine.cards import deck_cards
 from games.models import Match, Seat
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import time
 import pytest
 from django.db import connection
 
-from games.play import match_move_submit
+from games.move_services import match_move_submit
 from games.seating import SeatHolder
 from games.serializers import MoveOutcomeSerializer, PlayerViewSerializer
 from tests.api.conftest import DUEL_DECK

@@ -8,11 +8,11 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from games.engine import load_game
-from games.engine.cards import shuffled_deck
+from cardkit.engine import load_game
+from cardkit.engine.cards import shuffled_deck
+from games.match_endings import match_forfeit
 from games.models import Match, Move
 from games.seating import SeatHolder
-from games.services import match_forfeit
 from tests.matches import play_random_moves, start_match
 
 pytestmark = pytest.mark.django_db
@@ -48,6 +48,13 @@ def test_replay_of_a_finished_match_shows_every_state_with_all_hands(finished, a
     assert [s["move"] for s in steps[1:]] == [m.move for m in logged]
     assert steps[-1]["state"]["is_over"] is True
     assert steps[-1]["state"]["result"] == finished.result == body["result"]
+
+
+def test_replay_names_its_seats_as_the_match_page_does(finished, api_client):
+    body = replay(api_client, finished).json()
+
+    seats = finished.seats.select_related("user").order_by("index")
+    assert body["seats"] == [seat.user.username for seat in seats]
 
 
 def test_replay_one_ply_gives_the_state_after_that_many_moves(finished, api_client):
@@ -192,3 +199,24 @@ def test_verify_match_command_refuses_a_match_in_play(user_factory):
 
     with pytest.raises(CommandError, match="only a finished match"):
         call_command("verify_match", str(match.pk), stdout=io.StringIO())
+
+
+def test_replay_names_the_version_of_each_bot_that_played_and_none_for_a_person(
+    user_factory, api_client
+):
+    from bots.services import builtin_bots_ensure
+    from games.services import match_create
+
+    greedy = next(bot for bot in builtin_bots_ensure() if bot.name == "greedy")
+    person = user_factory(username="person")
+    match = match_create(
+        creator=person, game="durak", players=2,
+        seats=[SeatHolder(user=person), SeatHolder(bot=greedy)], by_arena=True,
+    )  # fmt: skip
+    match_forfeit(match_id=match.pk, seat=0, code="resign", detail="resigned")
+
+    body = replay(api_client, match).json()
+
+    label = greedy.versions.order_by("-created_at").first().label
+    assert body["seats"] == ["person", "greedy"]
+    assert body["seat_versions"] == [None, label]

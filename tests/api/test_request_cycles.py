@@ -12,8 +12,8 @@ import json
 import pytest
 from django.test import RequestFactory
 from django.test.client import ClientHandler
-from rest_framework.authtoken.models import Token
 
+from accounts.tokens import token_create
 from tests.api.conftest import DUEL_DECK
 from tests.matches import start_match
 
@@ -26,7 +26,7 @@ def duel_tokens(user_factory):
     """A 2-player Durak match in play (``DUEL_DECK``: seat 1 attacks) and its seats' keys."""
     users = [user_factory(), user_factory()]
     match = start_match(users, decks=[DUEL_DECK])
-    return match, [Token.objects.get_or_create(user=user)[0].key for user in users]
+    return match, [token_create(user=user)[1] for user in users]
 
 
 def environ(method: str, path: str, *, token: str | None = None, body=None) -> dict:

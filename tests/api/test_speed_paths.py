@@ -25,7 +25,7 @@ from rest_framework.test import APIClient
 from cardserver.renderers import JSONParser, JSONRenderer
 from cardserver.sql import _fast_json
 from games.models import Match
-from games.play_views import _move_request
+from games.player_views import _move_request
 from games.rows import match_row
 from games.serializers import MoveSubmitSerializer
 from tests.matches import play_random_moves
@@ -128,6 +128,54 @@ def test_json_columns_read_as_django_reads_them(text):
     assert fast is not converter
     assert fast(text, None, None) == converter(text, None, None)
     assert fast(None, None, None) is None
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": [1, 2.5, "é", None, True, 1e-7, 12345678901234567.5], "b": {"c": []}},
+        {"big": 123456789012345678901234567890},
+        {1: "a key that is not a string"},
+        (1, 2),
+        {"s": _Text("a subclass of str")},
+        "x",
+    ],
+    ids=["plain", "big-int", "int-key", "tuple", "str-subclass", "string"],
+)
+def test_json_columns_are_written_as_json_writes_them(value):
+    from cardserver import fastjson
+
+    written = fastjson.dumps(value)
+
+    assert json.loads(written) == json.loads(json.dumps(value))
+
+
+@pytest.mark.parametrize("value", [datetime.datetime(2024, 1, 1), Decimal("1.5"), {"x": {1, 2}}])
+def test_json_columns_refuse_what_json_refuses(value):
+    from cardserver import fastjson
+
+    with pytest.raises(TypeError):
+        fastjson.dumps(value)
+
+
+def test_a_bots_request_is_the_bytes_json_writes():
+    from cardkit.engine import load_game
+    from cardkit.protocol import move_request
+    from cardserver import fastjson
+
+    state = load_game("durak", players=2).deal(seed=3, dealer=0)
+    request = move_request(
+        state=state, match_id=7, game="durak", options={"players": 2}, time_limit=2.5
+    )
+    request["note"] = "é ✓"
+
+    expected = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode()
+    assert fastjson.dumps_compact(request) == expected
+    assert fastjson.dumps_compact({1: 2}) == b'{"1":2}'
 
 
 def test_the_match_row_holds_what_the_orm_reads(duel):

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from bots import driver
 from bots.models import Bot
-from games.engine.info import EndReason
+from cardkit.engine.info import EndReason
 from games.models import Match, Move
 from games.seating import SeatHolder
 from games.selectors import match_verification

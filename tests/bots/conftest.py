@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from bots.kit import BotServer, make_server
+from cardkit import BotServer, make_server
 
 Behaviour = Callable[[BaseHTTPRequestHandler, dict], None]
 # The secret the test bots share with the arena.
@@ -171,7 +171,7 @@ def no_match_tasks(monkeypatch):
 @pytest.fixture
 def caller():
     """Return the arena's bot caller, allowed to call bots on 127.0.0.1."""
-    from bots.caller import BotCaller
+    from cardkit.caller import BotCaller
 
     with BotCaller(allow_private=True) as bot_caller:
         yield bot_caller
@@ -180,7 +180,7 @@ def caller():
 @pytest.fixture
 def position():
     """Return a Durak deal's first position, where a two-card attack is legal."""
-    from games.engine import load_game
+    from cardkit.engine import load_game
 
     return load_game("durak", players=2).deal(seed=1, dealer=0)
 
@@ -226,3 +226,51 @@ def http_bot_of(user, http_bot):
         return bot, secret, server
 
     return make
+
+
+# --- Challenges (tests/bots/test_challenge*.py): alice asks, bob owns the bot ------------
+
+
+def client_of(user):
+    """Return a DRF test client signed in with an API token of ``user``."""
+    from rest_framework.test import APIClient
+
+    from accounts.tokens import token_create
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_create(user=user)[1]}")
+    return client
+
+
+@pytest.fixture
+def alice(user_factory):
+    return user_factory(username="alice")
+
+
+@pytest.fixture
+def bob(user_factory):
+    return user_factory(username="bob")
+
+
+@pytest.fixture
+def as_alice(alice):
+    return client_of(alice)
+
+
+@pytest.fixture
+def as_bob(bob):
+    return client_of(bob)
+
+
+@pytest.fixture
+def bobs_bot(bob, kit_http_bot, no_match_tasks):
+    """Bob's HTTP bot, the kit's greedy player on 127.0.0.1; the match tasks are not sent
+    (the tests play the matches with the driver)."""
+    from bots.models import Bot
+    from cardkit.serve import load_strategy
+
+    url, _server = kit_http_bot(SECRET, load_strategy("greedy", seed=3))
+    return Bot.objects.create(
+        name="bobbot", owner=bob, kind=Bot.Kind.HTTP, url=url, secret=SECRET,
+        games=["durak", "volynshchik"],
+    )  # fmt: skip

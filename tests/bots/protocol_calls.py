@@ -10,8 +10,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler
 
-from bots.caller import BotCaller
-from bots.protocol import build_request, verify_headers
+from cardkit.caller import BotCaller
+from cardkit.protocol import build_request, verify_headers
 from tests.bots.conftest import SECRET, reply
 
 TIME_LIMIT = 0.5

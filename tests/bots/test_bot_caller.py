@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from bots.caller import BotCaller
-from bots.protocol import Fault, build_ping
+from cardkit.caller import BotCaller
+from cardkit.protocol import Fault, build_ping
 from tests.bots.conftest import SECRET, reply, sleep_past_deadline
 from tests.bots.protocol_calls import (
     TIME_LIMIT,

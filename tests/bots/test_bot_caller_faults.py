@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from bots.protocol import MAX_RESPONSE_BYTES, Fault
+from cardkit.protocol import MAX_RESPONSE_BYTES, Fault
 from tests.bots.conftest import (
     SECRET,
     answer_10_mib,
@@ -98,9 +98,17 @@ def test_hostile_bot_forfeits_within_the_time_limit(http_bot, caller, position, 
     ],
     ids=["cut", "text", "bytes", "list", "no-move", "string", "nested-30000", "cards-900"],
 )
-def test_malformed_answer_forfeits(http_bot, caller, position, content):
+@pytest.mark.parametrize("codec", ["json", "pool"])
+def test_malformed_answer_forfeits(http_bot, position, content, codec):
+    """With the standard library's JSON and with the I/O pool's (orjson where it reads
+    and writes what json does: ``bots.pool``) alike."""
+    from cardkit.caller import BotCaller
+    from cardserver import fastjson
+
+    options = {"dumps": fastjson.dumps_compact, "loads": fastjson.loads_or_json}
     url, _server = http_bot(lambda handler, request: reply(handler, content))
-    answer = call(caller, url, position)
+    with BotCaller(allow_private=True, **(options if codec == "pool" else {})) as caller:
+        answer = call(caller, url, position)
     assert answer.fault == Fault.MALFORMED_RESPONSE, answer
 
 

@@ -1,4 +1,4 @@
-"""The bot caller's own HTTP/1.1 (bots.connections) against bots that answer in the odd but
+"""The bot caller's own HTTP/1.1 (cardkit.connections) against bots that answer in the odd but
 lawful ways, and one that sends an endless head: each is read as HTTP means it.
 
 No Django: runs with ``-p no:django --confcutdir=tests/bots``.
@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from bots.protocol import Fault
+from cardkit.protocol import Fault
 from tests.bots.conftest import reply
 from tests.bots.protocol_calls import answer_pair_reversed, call, pair_attack
 
@@ -127,7 +127,7 @@ def test_kept_alive_connection_is_reused_past_a_thousand_open_files(http_bot, ca
 def test_kept_alive_connection_keeps_no_answer_bytes_between_calls(http_bot, position):
     import asyncio
 
-    from bots.caller import AsyncBotCaller
+    from cardkit.caller import AsyncBotCaller
     from tests.bots.conftest import SECRET
     from tests.bots.protocol_calls import TIME_LIMIT, move_request
 

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from bots.protocol import Fault
+from cardkit.protocol import Fault
 from tests.bots.protocol_calls import TIME_LIMIT, answer_pair_reversed, move_request, pair_attack
 
 # The caller's loop is kept busy this long from the moment the bot has the request: past

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from django.test import override_settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.models import ApiToken
 from bots import services
 from bots.models import Bot
 from tests.bots.bot_api import error_fields, register
@@ -34,7 +34,7 @@ def test_only_the_owner_may_change_a_bot(
 ):
     assert register(user_api_client, name="mine").status_code == 201
     before = Bot.objects.values().get(name="mine")
-    token_before = Token.objects.get(user__username="bot:mine").key
+    token_before = ApiToken.objects.get(user__username="bot:mine").key_hash
 
     other = getattr(token_client(user_factory()), method)(path, body, format="json")
     anonymous = getattr(api_client, method)(path, body, format="json")
@@ -43,7 +43,7 @@ def test_only_the_owner_may_change_a_bot(
     assert other.json()["error"]["code"] == "permission_denied"
     assert anonymous.status_code == 401
     assert Bot.objects.values().get(name="mine") == before
-    assert Token.objects.get(user__username="bot:mine").key == token_before
+    assert ApiToken.objects.get(user__username="bot:mine").key_hash == token_before
 
 
 def test_builtin_bots_cannot_be_changed_through_the_api(user_api_client):

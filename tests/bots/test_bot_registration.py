@@ -10,12 +10,13 @@ from django.contrib.auth import get_user_model
 from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.test import override_settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.models import ApiToken
+from accounts.tokens import token_hash
 from bots import services
 from bots.models import Bot
-from bots.protocol import verify_headers
+from cardkit.protocol import verify_headers
 from tests.bots.bot_api import error_fields, register
 from tests.bots.conftest import answer_500, pong
 from tests.matches import token_client
@@ -87,7 +88,7 @@ def test_client_bot_registration_returns_a_token_of_its_own_account(user_api_cli
     as_bot = APIClient()
     as_bot.credentials(HTTP_AUTHORIZATION=f"Token {data['token']}")
     assert as_bot.post("/api/v1/bots/clienty/disable/").status_code == 403
-    assert Token.objects.get(key=data["token"]).user == bot.account
+    assert ApiToken.objects.get(key_hash=token_hash(data["token"])).user == bot.account
 
 
 def test_registration_needs_a_signed_in_user(api_client):

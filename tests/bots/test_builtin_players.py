@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bots.builtin import PLAYERS, decision_rng, get_player
-from bots.builtin.determinise import cannot_hold, sample_world
-from bots.builtin.greedy import durak_pick, volynshchik_pick
-from games.engine import load_game, load_state
+from cardkit.engine import load_game, load_state
+from cardkit.players import PLAYERS, decision_rng, get_player
+from cardkit.players.determinise import cannot_hold, sample_world
+from cardkit.players.greedy import durak_pick, volynshchik_pick
 
 VARIANTS = [
     ("durak", 2, 36), ("durak", 3, 36), ("durak", 4, 36), ("durak", 2, 32),
@@ -74,7 +74,7 @@ def test_decision_rng_is_a_fixed_function_of_match_seat_and_ply():
 
 def test_the_players_import_no_django():
     code = (
-        "import sys, bots.builtin, benchmarks.bots\n"
+        "import sys, cardkit.players, benchmarks.bots\n"
         "assert not [m for m in sys.modules if m.split('.')[0] in ('django', 'rest_framework')]"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from bots import driver
-from bots.builtin import decision_rng, get_player
 from bots.models import BotTurnLease
+from bots.seat_bots import _seat_bots
+from cardkit.players import decision_rng, get_player
 from games.models import Match, Move
-from games.play import match_move_submit
+from games.move_services import match_move_submit
 from games.seating import SeatHolder
 from games.selectors import match_state, match_states
 from games.services import match_create
@@ -136,7 +137,7 @@ def test_seats_bots_are_read_whole_in_one_query(
     )  # fmt: skip
 
     with django_assert_num_queries(1):
-        seat_bots = driver._seat_bots(match.pk, recent=False)
+        seat_bots = _seat_bots(match.pk, recent=False)
 
     assert sorted(seat_bots) == [0, 2]
     for read in seat_bots.values():

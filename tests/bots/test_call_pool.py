@@ -64,7 +64,7 @@ def workers(tmp_path, queue):
             **extra,
         )
         if kind == "cpu":
-            options = ["--pool=prefork", "--concurrency=2", "-Q", queue]
+            options = ["--pool=prefork", "--concurrency=2", "-Q", f"{queue},{queue}-interactive"]
         else:
             options = ["--pool=threads", "--concurrency=4", "-Q", f"{queue}-bot-calls"]
         worker = subprocess.Popen(

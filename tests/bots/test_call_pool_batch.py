@@ -10,7 +10,7 @@ import time
 import pytest
 from django.db import DatabaseError, connection
 
-from bots import calls, driver, pool
+from bots import driver, pool
 from bots.models import BotTurnLease
 from games.models import Match, Move
 from tests.bots.arena_matches import new_match
@@ -35,7 +35,7 @@ class _Pool:
 @pytest.fixture
 def pooled(monkeypatch) -> _Pool:
     fake = _Pool()
-    monkeypatch.setattr(calls, "pool_enabled", lambda: True)
+    monkeypatch.setattr(driver, "pool_enabled", lambda: True)
     monkeypatch.setattr(pool, "_POOL", fake)
     return fake
 

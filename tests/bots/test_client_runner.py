@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from bots import services
-from bots.kit.client import ClientBot
-from bots.kit.serve import load_strategy
+from cardkit.client import ClientBot, RunnerError
+from cardkit.serve import load_strategy
 from games.models import Match, Move
 from games.seating import SeatHolder
 from games.selectors import match_verification
@@ -85,9 +85,9 @@ def test_client_bot_runner_finds_and_plays_all_its_matches(live_server, user, ce
 
 @pytest.mark.django_db(transaction=True)
 def test_token_of_no_client_bot_is_refused_by_the_runner(live_server, user):
-    from rest_framework.authtoken.models import Token
+    from accounts.tokens import token_create
 
-    runner = ClientBot(live_server.url, Token.objects.create(user=user).key, lambda v, m: m[0])
+    runner = ClientBot(live_server.url, token_create(user=user)[1], lambda v, m: m[0])
 
-    with pytest.raises(SystemExit, match="belongs to no client bot"):
+    with pytest.raises(RunnerError, match="belongs to no client bot"):
         runner.run()

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from bots.caller import BotCaller
-from bots.kit import BotServer, ReplayGuard, make_server
-from bots.kit import serve as serve_command
-from bots.protocol import Fault, build_ping, build_request, signed_headers
-from games.engine import load_game
+from cardkit import BotServer, ReplayGuard, cli, make_server
+from cardkit import serve as serve_command
+from cardkit.caller import BotCaller
+from cardkit.engine import load_game
+from cardkit.protocol import Fault, build_ping, build_request, signed_headers
 
 SECRET = "kit-secret"
 REPO = Path(__file__).resolve().parents[2]
@@ -231,22 +231,22 @@ def test_replay_guard_memory_is_bounded():
 
 def builtin_available() -> bool:
     try:
-        from bots.builtin import get_player  # noqa: F401
+        from cardkit.players import get_player  # noqa: F401
     except ImportError:
         return False
     return True
 
 
 def test_random_strategy_is_played_without_bots_builtin(monkeypatch):
-    monkeypatch.setitem(sys.modules, "bots.builtin", None)
+    monkeypatch.setitem(sys.modules, "cardkit.players", None)
     choose = serve_command.load_strategy("random", seed=1)
     payload = move_request()
     assert choose(payload["view"], payload["legal_moves"]) in payload["legal_moves"]
-    with pytest.raises(ValueError, match="needs bots.builtin"):
+    with pytest.raises(ValueError, match="needs cardkit.players"):
         serve_command.load_strategy("greedy")
 
 
-@pytest.mark.skipif(not builtin_available(), reason="bots.builtin.get_player is not there yet")
+@pytest.mark.skipif(not builtin_available(), reason="cardkit.players.get_player is not there yet")
 @pytest.mark.parametrize(("game", "players"), [("durak", 2), ("volynshchik", 4)])
 def test_greedy_strategy_plays_legal_moves(game, players):
     choose = serve_command.load_strategy("greedy", seed=1)
@@ -257,7 +257,7 @@ def test_greedy_strategy_plays_legal_moves(game, players):
 def test_command_needs_a_secret(monkeypatch, capsys):
     monkeypatch.delenv(serve_command.SECRET_ENV, raising=False)
     with pytest.raises(SystemExit):
-        serve_command.main(["--strategy", "random"])
+        cli.main(["serve", "random"])
     assert "secret" in capsys.readouterr().err
 
 
@@ -270,7 +270,7 @@ def free_port() -> int:
 def test_sample_bot_command_plays_a_move():
     port = free_port()
     strategy = "greedy" if builtin_available() else "random"
-    command = [sys.executable, "-m", "bots.kit.serve", "--strategy", strategy, "--port", str(port)]
+    command = [sys.executable, "-m", "cardkit", "serve", strategy, "--port", str(port)]
     env = os.environ | {serve_command.SECRET_ENV: SECRET}
     process = subprocess.Popen(
         command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -293,17 +293,16 @@ def test_sample_bot_command_plays_a_move():
 
 
 def test_kit_bot_side_runs_on_the_standard_library_alone(tmp_path):
-    # The bot's side (bots.kit.server, bots.kit.serve and the protocol they import), copied
-    # out of the repository and run without site-packages, as bots/kit/__init__.py promises.
+    # The bot's side (cardkit.server, cardkit.serve and the protocol they import), copied
+    # out of the repository and run without site-packages, as cardkit/__init__.py promises.
     repository = Path(__file__).resolve().parents[2]
-    (tmp_path / "bots" / "kit").mkdir(parents=True)
-    for name in ("bots/__init__.py", "bots/protocol.py", *(
-        str(path.relative_to(repository)) for path in (repository / "bots" / "kit").glob("*.py")
-    )):
+    (tmp_path / "cardkit").mkdir()
+    for path in (repository / "cardkit").glob("*.py"):
+        name = path.relative_to(repository)
         (tmp_path / name).write_bytes((repository / name).read_bytes())
     code = (
-        "import bots.kit.server, bots.kit.serve, bots.protocol; "
-        "print(bots.protocol.verify_headers.__name__)"
+        "import cardkit.server, cardkit.serve, cardkit.protocol; "
+        "print(cardkit.protocol.verify_headers.__name__)"
     )
 
     run = subprocess.run(

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bots.protocol import (
+from cardkit.protocol import (
     PROTOCOL_VERSION,
     BadSignature,
     build_request,

@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import pytest
 
-from bots.caller import BotCaller
-from bots.protocol import Fault
-from bots.urlsafety import (
+from cardkit.caller import BotCaller
+from cardkit.protocol import Fault
+from cardkit.urlsafety import (
     UnsafeBotURL,
     address_problem,
     literal_address,

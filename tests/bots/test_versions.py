@@ -149,7 +149,6 @@ def test_bot_at_label_filters_the_archive_and_the_head_to_head(api_client, clien
     versions.bot_version_start(bot_id=client_bot.pk, reason="owner", label="v2")
     client_bot.refresh_from_db()
     new = finished_bot_match([client_bot, other], 1)
-    new.seats.filter(index=0).update(bot_version=client_bot.version)
     listed = api_client.get("/api/v1/matches/?bot=cb@1").json()["results"]
     assert [m["id"] for m in listed] == [old.pk]
     listed = api_client.get("/api/v1/matches/?bot=cb@v2").json()["results"]
@@ -163,8 +162,7 @@ def test_versions_list_counts_each_versions_games_in_one_query(api_client, clien
     other = services.builtin_bots_ensure()[1]
     client_bot.refresh_from_db()
     for loser in (0, 1, 1):
-        match = finished_bot_match([client_bot, other], loser)
-        match.seats.filter(index=0).update(bot_version=client_bot.version)
+        finished_bot_match([client_bot, other], loser)
     with CaptureQueriesContext(connection) as queries:
         lines = versions.bot_version_lines(bot=client_bot)
     assert len(queries) == 1
@@ -193,8 +191,7 @@ def test_each_version_gets_its_own_fitted_rating(client_bot):
     first = client_bot.version
     second = versions.bot_version_start(bot_id=client_bot.pk, reason="owner", label="v2")
     for version, loser in [(first, 0)] * 6 + [(second, 1)] * 6:
-        match = finished_bot_match([client_bot, other], loser, rated=True)
-        match.seats.filter(index=0).update(bot_version=version)
+        finished_bot_match([client_bot, other], loser, rated=True, versions=[version, None])
     fit = RatingFit.objects.create(
         pool="durak-2p", matches=12, through_sequence=12, bootstraps=0, anchor_rating=1000
     )

@@ -8,8 +8,8 @@ import uuid
 import pytest
 
 from bots import services
-from bots.kit.serve import load_strategy
 from bots.models import Bot
+from cardkit.serve import load_strategy
 from games.models import Match, Move
 from games.seating import SeatHolder
 from games.selectors import match_verification

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from itertools import combinations, permutations
 
-from games.engine import load_game
+from cardkit.engine import load_game
 
 RANKS = "6789TJQKA"
 SUITS = "SHDC"

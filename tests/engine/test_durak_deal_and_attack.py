@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from games.engine import IllegalMove, load_game
+from cardkit.engine import IllegalMove, load_game
 from tests.engine.durak_deals import (
     D2_HANDS,
     D2_TALON,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from games.engine import IllegalMove
+from cardkit.engine import IllegalMove
 from tests.engine.durak_deals import (
     D2_R1,
     D2_R2,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from games.engine import IllegalMove, InvalidMove
+from cardkit.engine import IllegalMove, InvalidMove
 from tests.engine.durak_deals import (
     D2_R1,
     D4_R1,

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from games.engine import IllegalMove, load_game
-from games.engine.cards import shuffled_deck
+from cardkit.engine import IllegalMove, load_game
+from cardkit.engine.cards import shuffled_deck
 
 
 def play_series(series, rng: random.Random, on_deal_end=None):

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from games.engine import IllegalMove, InvalidMove, load_game, load_state
-from games.engine.cards import CARD_INDEX, deck_cards, mask_of
-from games.engine.volynshchik import VolynshchikState
+from cardkit.engine import IllegalMove, InvalidMove, load_game, load_state
+from cardkit.engine.cards import CARD_INDEX, deck_cards, mask_of
+from cardkit.engine.volynshchik import VolynshchikState
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""A move's canonical form (games.engine.moves): one key for every spelling of a move."""
+"""A move's canonical form (cardkit.engine.moves): one key for every spelling of a move."""
 
-from games.engine import move_key, same_move
+from cardkit.engine import move_key, same_move
 
 
 def test_same_move_ignores_the_order_of_a_set_of_cards():

@@ -8,8 +8,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from games.engine import IllegalMove, load_game, load_state
-from games.engine.cards import deck_cards
+from cardkit.engine import IllegalMove, load_game, load_state
+from cardkit.engine.cards import deck_cards
 
 VARIANTS = [
     ("durak", 2, 36), ("durak", 3, 36), ("durak", 4, 36),

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from games.engine import load_game
+from cardkit.engine import load_game
 from tests.engine.volynshchik_deals import (
     DECK32,
     FIVE_SCRIPT,

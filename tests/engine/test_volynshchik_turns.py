@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from games.engine import load_game
+from cardkit.engine import load_game
 from tests.engine.volynshchik_deals import (
     DECK32,
     FIVE_PILE_BEFORE_REMOVAL,

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from games.engine import IllegalMove, load_game
+from cardkit.engine import IllegalMove, load_game
 
 RANKS = "789TJQKA"
 SUITS = "SHDC"

@@ -6,8 +6,8 @@ import pytest
 from django.contrib import admin
 from django.test import RequestFactory
 
+from games.match_endings import match_forfeit
 from games.models import Match, Move
-from games.services import match_forfeit
 from tests.matches import play_random_moves, start_match
 
 pytestmark = pytest.mark.django_db
@@ -69,3 +69,21 @@ def test_match_admin_changes_nothing(staff_client, user_factory):
     assert (match.status, match.ply) == ("active", 0)
     assert response.status_code in (200, 302, 403)
     assert staff_client.get("/admin/games/match/add/").status_code == 403
+
+
+def test_admin_lists_the_stalled_matches_oldest_first(staff_client, user_factory, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.MATCHES_STALLED_AFTER = 60.0
+    now = timezone.now()
+    moving, stalled = (start_match([user_factory(), user_factory()]) for _ in range(2))
+    Match.objects.filter(pk=stalled.pk).update(
+        turn_started_at=now - timedelta(seconds=305), deadline_at=now - timedelta(seconds=300)
+    )
+
+    page = staff_client.get("/admin/games/match/", {"progress": "stalled"}).content.decode()
+
+    assert f"/admin/games/match/{stalled.pk}/change/" in page
+    assert f"/admin/games/match/{moving.pk}/change/" not in page

@@ -24,7 +24,7 @@ from games.clock import (
     matches_overdue_forfeit,
 )
 from games.models import Match
-from games.play import match_move_submit
+from games.move_services import match_move_submit
 from games.selectors import match_state
 from tests.matches import play_random_moves, start_match, wait_while_active
 from tests.processes import start_solo_worker, worker_database_url
@@ -38,9 +38,7 @@ def pair(user_factory):
 @pytest.fixture
 def no_watch(monkeypatch):
     """Send no deadline watch at the start of a match: the test runs the clock itself."""
-    from games import clock
-
-    monkeypatch.setattr(clock, "deadline_watch_send", lambda match_id, countdown: None)
+    monkeypatch.setattr(tasks, "deadline_watch_send", lambda match_id, countdown: None)
 
 
 def later(match: Match, seconds: float):
@@ -300,12 +298,10 @@ def test_turn_of_a_person_is_not_handed_to_the_bot_driver(pair, monkeypatch):
 @pytest.mark.real_services
 @pytest.mark.django_db(transaction=True)
 def test_worker_forfeits_a_match_whose_seat_let_its_time_run_out(pair, monkeypatch, tmp_path):
-    from games import clock
-
     # A queue of this test's own keeps the worker away from other tests' messages.
     queue = f"test-clock-{uuid.uuid4().hex}"
     monkeypatch.setattr(
-        clock,
+        tasks,
         "deadline_watch_send",
         lambda match_id, countdown: tasks.enforce_move_deadline.apply_async(
             (match_id,), countdown=countdown, queue=queue

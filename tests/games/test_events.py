@@ -6,9 +6,10 @@ import pytest
 from django.db import transaction
 
 from games.events import Change, match_changed_subscribe, match_changed_unsubscribe
+from games.match_endings import match_forfeit
 from games.models import Match
 from games.seating import SeatHolder
-from games.services import match_cancel, match_create, match_forfeit, match_join
+from games.services import match_cancel, match_create, match_join
 from tests.matches import play_random_moves, start_match
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,14 +11,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from cardkit.engine import load_game
+from cardkit.fairness import commitment_matches, decks_commitment, new_seed, seed_commitment
 from games import errors
-from games.engine import load_game
-from games.fairness import commitment_matches, decks_commitment, new_seed, seed_commitment
+from games.match_endings import match_forfeit
 from games.models import Match, Move
-from games.play import ArenaMove, match_move_submit, match_moves_append
+from games.move_services import ArenaMove, match_move_submit, match_moves_append
 from games.seating import SeatHolder
 from games.selectors import match_replayed_state, match_state
-from games.services import match_create, match_forfeit, match_snapshot_refresh
+from games.services import match_create, match_snapshot_refresh
 from tests.matches import play_random_moves, start_match
 
 pytestmark = pytest.mark.django_db
@@ -105,10 +106,35 @@ def test_a_move_costs_one_locked_select_one_insert_and_one_update(pair):
         )
 
     statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
-    kinds = [re.match(r"\w+", sql).group(0) + " " + table(sql) for sql in statements]
-    assert kinds == ["SELECT games_match", "INSERT games_move", "UPDATE games_match"]
+    assert kinds_of(statements) == ["SELECT games_match", *move_writes()]
     if connection.vendor == "postgresql":
         assert statements[0].endswith("FOR UPDATE")
+
+
+# The moves' INSERT and the match's UPDATE: one statement (one round trip) on PostgreSQL,
+# the INSERT in a WITH of the UPDATE (games.rows.moves_insert_match_update).
+_WITH_INSERT = re.compile(
+    r'WITH "moved" AS \(INSERT INTO "games_move" .*\) UPDATE "games_match" ', re.S
+)
+
+
+def move_writes() -> list[str]:
+    """The statements that write a move: one on PostgreSQL, two elsewhere."""
+    if connection.vendor == "postgresql":
+        return ["INSERT games_move + UPDATE games_match"]
+    return ["INSERT games_move", "UPDATE games_match"]
+
+
+def kinds_of(statements: list[str]) -> list[str]:
+    """Each statement's verb and table; a move's two writes made in one statement are one
+    entry, ``INSERT games_move + UPDATE games_match``."""
+    kinds = []
+    for sql in statements:
+        if _WITH_INSERT.match(sql):
+            kinds.append("INSERT games_move + UPDATE games_match")
+        else:
+            kinds.append(re.match(r"\w+", sql).group(0) + " " + table(sql))
+    return kinds
 
 
 def table(sql: str) -> str:
@@ -142,7 +168,7 @@ def test_move_that_ends_the_match_finishes_it_and_reveals_the_seed(pair):
 
 
 def test_unique_constraint_is_the_last_guard_when_the_lock_is_bypassed(pair, monkeypatch):
-    from games import play
+    from games import move_services
 
     match = start_match(pair)
     before = Match.objects.get(pk=match.pk)
@@ -150,7 +176,7 @@ def test_unique_constraint_is_the_last_guard_when_the_lock_is_bypassed(pair, mon
     first, second = state.legal_moves()[:2]
     match_move_submit(match_id=match.pk, seat=before.to_move, ply=0, move=first)
     # A writer that read the match before that move, as if it held no lock.
-    monkeypatch.setattr(play, "match_row", lambda match_id, for_update=False: before)
+    monkeypatch.setattr(move_services, "match_row", lambda match_id, for_update=False: before)
 
     with pytest.raises(errors.StalePly) as refused:
         match_move_submit(match_id=match.pk, seat=before.to_move, ply=0, move=second)
@@ -222,7 +248,7 @@ def test_every_seed_deals_a_different_match(user_factory):
 
 
 def test_seat_holders_of_a_started_match_are_remembered(pair, django_assert_num_queries):
-    from games.selectors import seats_of
+    from games.seats_held import seats_of
 
     match = start_match([pair[0], pair[1]])
     assert seats_of(pair[1], match) == [1]
@@ -232,7 +258,7 @@ def test_seat_holders_of_a_started_match_are_remembered(pair, django_assert_num_
 
 
 def test_seat_holders_of_a_waiting_match_are_asked_every_time(pair, django_assert_num_queries):
-    from games.selectors import seats_of
+    from games.seats_held import seats_of
     from games.services import match_create, match_join
 
     match = match_create(
@@ -245,17 +271,33 @@ def test_seat_holders_of_a_waiting_match_are_asked_every_time(pair, django_asser
         assert seats_of(pair[1], match.pk) == [1]
 
 
-def test_rated_match_takes_decks_only_from_a_trusted_source(pair):
-    from games.engine.cards import deck_cards
+def test_rated_match_refuses_explicit_decks(pair):
+    from cardkit.engine.cards import deck_cards
     from games.errors import InvalidMatchRequest
 
-    decks = [deck_cards(36)]
     with pytest.raises(InvalidMatchRequest):
-        start_match(pair, rated=True, decks=decks)
+        start_match(pair, rated=True, decks=[deck_cards(36)])
 
-    match = start_match(pair, rated=True, decks=decks, decks_trusted=True)
 
-    assert match.rated and match.decks == decks and match.seed == ""
+def test_group_match_deals_deck_n_of_the_group_seed_and_commits_to_its_own_place(pair):
+    import hashlib
+
+    from cardkit.engine.cards import shuffled_deck
+    from games.sealing import GroupDeal, deal_group_create
+
+    group = deal_group_create(kind="ladder", key="ladder:test", size=2)
+    first = start_match(pair, rated=True, deal=GroupDeal(group=group, number=0, copy=0))
+    second = start_match(pair[::-1], rated=True, deal=GroupDeal(group=group, number=0, copy=1))
+
+    def h(text: str) -> str:
+        return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+    assert first.seed == second.seed == h(f"cardserver-deal:{group.seed}:0")
+    assert first.seed_commitment == h(f"cardserver-group:{group.seed}:0:0")
+    assert second.seed_commitment == h(f"cardserver-group:{group.seed}:0:1")
+    assert group.commitment == h(group.seed)
+    assert first.sealed and second.sealed and first.decks is None
+    assert match_state(first).reveal()["trump_card"] == shuffled_deck(first.seed, 36)[12]
 
 
 def planned_moves(match: Match, count: int, *, seed: int = 0) -> list[ArenaMove]:
@@ -277,12 +319,8 @@ def test_moves_appended_together_cost_one_insert_and_replay_like_the_log(pair):
     with CaptureQueriesContext(connection) as queries:
         match_moves_append(match_id=together.pk, ply=0, moves=moves)
 
-    kinds = [
-        re.match(r"\w+", q["sql"]).group(0) + " " + table(q["sql"])
-        for q in queries.captured_queries
-        if "SAVEPOINT" not in q["sql"]
-    ]
-    assert kinds == ["SELECT games_match", "INSERT games_move", "UPDATE games_match"]
+    statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert kinds_of(statements) == ["SELECT games_match", *move_writes()]
     together.refresh_from_db()
     assert together.ply == 12 and together.snapshot_ply == 12
     assert match_state(together).to_json() == replayed_state(together)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import time
 
-from bots.kit.check import FAIL, OK, WARN, check_bot
-from bots.kit.cli import main
+from cardkit.check import FAIL, OK, WARN, check_bot
+from cardkit.cli import main
 from tests.bots.conftest import reply
 
 SECRET = "checked-bot-secret"

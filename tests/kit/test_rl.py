@@ -5,16 +5,17 @@ Gymnasium wrapper."""
 from __future__ import annotations
 
 import random
+import threading
 
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-from bots.builtin.determinise import sample_world
-from bots.kit.rl import SingleAgentEnv, env
-from bots.kit.rl.encoding import SUBSETS
-from bots.protocol import check_move
-from games.engine.cards import SUITS
+from cardkit.engine.cards import SUITS
+from cardkit.players.determinise import sample_world
+from cardkit.protocol import check_move
+from cardkit.rl import SingleAgentEnv, env
+from cardkit.rl.encoding import SUBSETS
 
 SHAPES = [
     ("durak", 2, 36), ("durak", 3, 36), ("durak", 4, 36),
@@ -176,9 +177,165 @@ def test_the_single_seat_environment_plays_against_built_ins_to_a_reward():
 
 
 def test_the_numpy_example_trains_and_reports_both_loss_rates(capsys):
-    from bots.kit.rl.example import main
+    from cardkit.rl.example import main
 
-    main(["--episodes", "20", "--eval", "10"])
+    main(["--game", "durak", "--opponent", "random", "--episodes", "20", "--eval", "10"])
 
     printed = capsys.readouterr().out
     assert "random policy:  loss rate" in printed and "trained policy: loss rate" in printed
+
+
+# -- Gymnasium's checker, action masks, a saved policy as a bot ----------------------------
+
+SINGLE_TABLES = [("durak", ["random"]), ("durak", ["greedy", "random"]),
+                 ("volynshchik", ["greedy", "greedy", "random"])]  # fmt: skip
+
+
+@pytest.mark.parametrize(("game", "opponents"), SINGLE_TABLES, ids=["durak-2", "durak-3", "vol-4"])
+def test_gymnasiums_check_env_passes_with_no_warning(game, opponents):
+    import warnings
+
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    made = gymnasium.make(f"cardkit/{game.capitalize()}-v0", opponents=opponents, seat=None,
+                          disable_env_checker=True)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # With its spec, the checker also makes the environment again to render it.
+        check_env(made.unwrapped)
+
+
+@pytest.mark.parametrize(("game", "opponents"), SINGLE_TABLES, ids=["durak-2", "durak-3", "vol-4"])
+def test_action_masks_are_the_legal_moves_of_the_learners_seat(game, opponents):
+    single = SingleAgentEnv(game, opponents=opponents, seat=None)
+    rng = np.random.default_rng(5)
+    checked = 0
+    for episode in range(15):
+        observation, _ = single.reset(seed=episode)
+        done = False
+        while not done:
+            state = single.table.state_
+            masks = single.action_masks()
+            assert masks.dtype == bool and masks.shape == (single.action_space.n,)
+            assert state.to_move == single.seat
+            assert set(np.flatnonzero(masks)) == expected_ids(single.table, state)
+            assert np.array_equal(masks, observation["action_mask"].astype(bool))
+            checked += 1
+            observation, _, done, _, _ = single.step(int(rng.choice(np.flatnonzero(masks))))
+        assert not single.action_masks().any()
+    assert checked > 200
+
+
+def test_an_illegal_action_forfeits_the_deal_with_the_losers_reward():
+    single = SingleAgentEnv("durak", opponents=["random"])
+    single.reset(seed=2)
+    illegal = int(np.flatnonzero(~single.action_masks())[0])
+
+    observation, reward, terminated, truncated, info = single.step(illegal)
+
+    assert (reward, terminated, truncated, info) == (-1.0, True, False, {"illegal_action": True})
+    assert not observation["action_mask"].any() and not single.action_masks().any()
+    with pytest.raises(RuntimeError, match="call reset"):
+        single.step(illegal)
+
+
+def trained_policy(game="durak", players=2, episodes=30):
+    from cardkit.rl.example import play
+    from cardkit.rl.policy import LinearPolicy
+
+    single = SingleAgentEnv(game, opponents=["random"] * (players - 1), seat=None)
+    policy = LinearPolicy.new(game, players=players)
+    rng = np.random.default_rng(0)
+    for episode in range(episodes):
+        reward, trajectory = play(single, policy, episode, rng)
+        policy.update(trajectory, reward, 0.05)
+    return policy
+
+
+@pytest.mark.parametrize(("game", "players"), [("durak", 3), ("volynshchik", 2)])
+def test_the_policy_bot_plays_the_move_the_environment_would_take_from_it(game, players):
+    policy = trained_policy(game, players)
+    single = SingleAgentEnv(game, opponents=["random"] * (players - 1), seat=None)
+    compared = 0
+    for episode in range(5):
+        observation, _ = single.reset(seed=100 + episode)
+        while not single.table.state_.is_over:
+            state = single.table.state_
+            move = policy.choose(state.view(single.seat), state.legal_moves())
+            # The environment's steps for one rules move (several for a Durak defence).
+            while single.table.state_ is state:
+                action, _ = policy.act(observation)
+                observation, *_ = single.step(action)
+            played = single.table.state_.history()[state.ply]
+            assert played["seat"] == single.seat
+            assert check_move(move, [played["move"]]) == played["move"]
+            compared += 1
+    assert compared > 30
+
+
+def test_a_saved_policy_loads_and_plays_whole_matches_as_the_bot_policy_file(tmp_path, capsys):
+    from cardkit.cli import main
+    from cardkit.rl.policy import load_policy
+
+    trained = trained_policy("durak", 3)
+    path = trained.save(tmp_path / "p.npz")
+    loaded = load_policy(path)
+
+    status = main(["play", "--players", "3", "--bot", f"policy:{path}", "--bot", "greedy",
+                   "--bot", "random", "--games", "4", "--duplicate"])  # fmt: skip
+
+    assert np.array_equal(loaded.w, trained.w) and np.array_equal(loaded.b, trained.b)
+    assert status == 0  # a forfeit (an illegal move, an exception) exits 1
+    table = capsys.readouterr().out
+    assert "12 deals of durak" in table and "policy:p.npz" in table
+
+
+def test_the_policy_bot_is_served_over_http_and_plays_the_local_arena(tmp_path, capsys):
+    from cardkit.cli import main
+    from cardkit.server import make_server
+    from cardkit.specs import load_bot
+
+    path = trained_policy("durak", 2).save(tmp_path / "policy.npz")
+    answer, close = load_bot(f"policy:{path}")
+    server = make_server(None, 0, "policy-secret", answer=answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        status = main(["play", "--bot", url, "--bot", "greedy", "--secret", "policy-secret",
+                       "--games", "2", "--duplicate"])  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+        close()
+
+    assert status == 0  # a forfeit (a fault of the served bot) exits 1
+    assert "4 deals of durak" in capsys.readouterr().out
+
+
+def test_a_policy_at_a_table_it_was_not_trained_for_names_both_tables(tmp_path):
+    from cardkit.engine import load_game
+    from cardkit.rl.policy import load_policy
+
+    policy = load_policy(trained_policy("durak", 2, episodes=1).save(tmp_path / "p.npz"))
+    state = load_game("durak", players=3).deal(seed=1, dealer=0)
+
+    with pytest.raises(ValueError, match="plays durak with 2 players and 36 cards, not durak "
+                                         "with 3 and 36"):  # fmt: skip
+        policy.choose(state.view(state.to_move), state.legal_moves())
+
+
+@pytest.mark.parametrize("content", [None, b"not a zip", b"PK\x03\x04 broken"])
+def test_a_missing_or_foreign_policy_file_is_a_usage_error_of_one_line(tmp_path, capsys, content):
+    from cardkit.cli import main
+
+    path = tmp_path / "policy.npz"
+    if content is not None:
+        path.write_bytes(content)
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["play", "--bot", f"policy:{path}", "--bot", "random"])
+
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "policy" in error and "python -m cardkit.rl.example --save FILE" in error

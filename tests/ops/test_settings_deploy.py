@@ -114,17 +114,3 @@ def test_production_process_logs_one_json_object_per_line(tmp_path):
     assert lines[2]["match_id"] == 9
     assert "ZeroDivisionError" in lines[2]["exc_info"]
     assert {"time", "level", "logger", "message"} <= set(lines[0])
-
-
-def test_redis_visibility_timeout_outlasts_every_task_and_deadline_watch(tmp_path):
-    from cardserver.celery import app
-    from games.clock import DEADLINE_WATCH_MAX_WAIT
-
-    loaded = load_settings(tmp_path, CELERY_BROKER_URL="redis://127.0.0.1:6379/0")
-    visibility_timeout = loaded["CELERY_BROKER_TRANSPORT_OPTIONS"]["visibility_timeout"]
-    app.loader.import_default_modules()  # every app's tasks module, as a worker does
-    hard_limits = {name: task.time_limit for name, task in app.tasks.items() if task.time_limit}
-
-    assert "tournaments.tasks.play_tournament_match" in hard_limits
-    assert max(hard_limits.values()) < visibility_timeout
-    assert visibility_timeout > DEADLINE_WATCH_MAX_WAIT

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tournaments.models import Tournament
+from tournaments.models import RatingChange, Tournament
 from tournaments.ratings import ratings_apply_pending, ratings_fit
 
 pytestmark = pytest.mark.django_db
@@ -120,6 +120,52 @@ def test_leaderboard_and_rating_history(api_client, bot_factory, finished_match)
     history = api_client.get(f"/api/v1/ratings/bots/{b.name}/").json()
     assert len(history["elo"]) == 5 and len(history["fits"]) == 1
     assert api_client.get("/api/v1/ratings/chess/").status_code == 404
+
+
+def _history_pages(api_client, url: str) -> list[dict]:
+    pages = []
+    while url:
+        response = api_client.get(url)
+        assert response.status_code == 200, response.json()
+        pages.append(response.json())
+        url = pages[-1]["next"]
+    return pages
+
+
+def test_rating_history_pages_by_cursor_newest_first_each_change_and_fit_once(
+    api_client, bot_factory, finished_match, monkeypatch
+):
+    from tournaments.views import RatingHistoryPagination
+
+    monkeypatch.setattr(RatingHistoryPagination, "page_size", 2)
+    a, b = bot_factory(), bot_factory()
+    for number in range(5):
+        finished_match([a, b], loser=number % 2)
+        ratings_apply_pending()
+        ratings_fit(pool="durak-2p", bootstraps=5)
+    everything = list(
+        RatingChange.objects.filter(bot=b).order_by("id").values_list("match_id", flat=True)
+    )
+
+    pages = _history_pages(api_client, f"/api/v1/ratings/bots/{b.name}/")
+
+    assert [len(page["elo"]) for page in pages] == [2, 2, 1]
+    newest = pages[0]["elo"]
+    assert [point["match"] for point in newest] == everything[-2:]  # oldest first, as before
+    matches = [point["match"] for page in reversed(pages) for point in page["elo"]]
+    assert matches == everything
+    fits = [fit["fitted_at"] for page in reversed(pages) for fit in page["fits"]]
+    assert fits == sorted(fits) and len(set(fits)) == 5
+    assert pages[0]["previous"] is None and pages[1]["previous"] is not None
+
+
+def test_rating_history_refuses_a_cursor_it_did_not_make_with_400(api_client, bot_factory):
+    bot = bot_factory()
+
+    response = api_client.get(f"/api/v1/ratings/bots/{bot.name}/?cursor=bz14")
+
+    assert response.status_code == 400
+    assert "cursor" in response.json()["error"]["detail"]
 
 
 def test_pages_show_progress_and_leaderboard(client, bot_factory, finished_match):

@@ -1,12 +1,13 @@
 """The batch fit recovers simulated strengths, with honest intervals."""
 
+import math
 import random
 import time
 
 import pytest
 
-from tournaments.bradley_terry import fit_ratings
-from tournaments.elo import expected_score
+from cardkit.stats.bradley_terry import fit_ratings
+from cardkit.stats.elo import expected_score
 
 
 def simulate(strengths, matches, *, players=2, seed=1):
@@ -70,10 +71,21 @@ def test_a_bot_that_never_lost_still_gets_a_finite_rating():
     assert (fit[0].games, fit[0].losses, fit[1].losses) == (5, 0, 5)
 
 
-def test_drawn_matches_count_as_games_but_not_as_results():
+def test_drawn_matches_between_equals_leave_them_equal():
     fit = fit_ratings([["a", "b"], ["a", "b"]], [None, None], anchor="a", bootstraps=10)
 
     assert [(e.rating, e.games, e.losses) for e in fit] == [(1500, 2, 0), (1500, 2, 0)]
+
+
+def test_two_player_draw_scores_half_a_point_in_the_fit():
+    """Two wins and eight draws is a score of 6 in 10, not 2 in 2: with the prior's two
+    virtual draws (and its trace of 1e-3), 7 in 12."""
+    tables = [["a", "b"]] * 10
+    fit = fit_ratings(tables, [1, 1] + [None] * 8, anchor="b", anchor_rating=1000, bootstraps=0)
+
+    score = (2 + 4 + 1 + 0.0005) / (10 + 2 + 0.001)
+    assert fit[0].player == "a"
+    assert fit[0].rating - 1000 == pytest.approx(400 * math.log10(score / (1 - score)), abs=0.01)
 
 
 def test_without_the_anchor_the_mean_is_held():

@@ -67,3 +67,25 @@ def test_tournament_command_prints_each_log_line_whole_above_its_progress_bar(
     # The log handler writes to its own stream again once the bar is gone.
     logging.getLogger("games").info("after the bar")
     assert screen.getvalue().endswith("LOG after the bar\n")
+
+
+def test_tournament_command_with_the_readme_options_plays_duplicate_deals_and_fits_ratings(
+    bot_factory, capsys
+):
+    # README's tour runs `manage.py tournament --game durak --players 2 --bots ... --games 30
+    # --duplicate`; the same options, fewer games, in this process.
+    from tournaments.models import Tournament
+
+    bot_factory("random", name="cmd-random")
+    bot_factory("greedy", name="cmd-greedy")
+
+    call_command(
+        "tournament", "--game", "durak", "--players", "2", "--bots", "cmd-random,cmd-greedy",
+        "--games", "2", "--duplicate", "--inline",
+    )  # fmt: skip
+
+    tournament = Tournament.objects.get()
+    assert tournament.duplicate and tournament.players == 2 and tournament.game == "durak"
+    assert tournament.matches.count() == 2
+    printed = capsys.readouterr().out
+    assert "Standings" in printed and "Ratings (Bradley-Terry fit" in printed

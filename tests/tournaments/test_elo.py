@@ -2,7 +2,7 @@
 
 import pytest
 
-from tournaments.elo import elo_update, expected_score
+from cardkit.stats.elo import elo_update, expected_score
 
 
 def test_two_equal_players_move_half_of_k():
@@ -53,8 +53,24 @@ def test_four_unequal_players_by_hand():
     assert sum(after) == pytest.approx(sum(ratings))
 
 
-def test_drawn_match_changes_nothing():
-    assert elo_update([1620, 1480, 1390], loser=None) == [1620, 1480, 1390]
+def test_two_player_draw_scores_half_a_point_each():
+    k = 16.0
+    expected = 1.0 / (1.0 + 10.0 ** (200 / 400))  # 1400 against 1600: 0.2402531
+
+    after = elo_update([1400, 1600], loser=None, k=k)
+
+    assert after == pytest.approx([1400 + k * (0.5 - expected), 1600 - k * (0.5 - expected)])
+
+
+def test_drawn_match_of_three_is_three_draws():
+    after = elo_update([1620, 1480, 1390], loser=None)
+
+    assert after[0] < 1620 and after[2] > 1390
+    assert sum(after) == pytest.approx(1620 + 1480 + 1390)
+
+
+def test_draw_between_equals_changes_nothing():
+    assert elo_update([1500, 1500], loser=None) == [1500, 1500]
 
 
 def test_k_is_a_parameter():

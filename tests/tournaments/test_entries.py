@@ -3,8 +3,8 @@
 import pytest
 
 from bots.models import Bot
+from tournaments.creation import TournamentError, tournament_create
 from tournaments.models import Tournament
-from tournaments.services import TournamentError, tournament_create
 
 pytestmark = pytest.mark.django_db
 

@@ -79,6 +79,28 @@ def test_a_bot_that_forfeits_its_last_matches_is_paused(bot_factory, finished_ma
     assert ladder_forfeits_check(match_id=third.pk) == pause
 
 
+def test_a_ladder_pause_mails_the_bots_owner_once_after_commit(
+    bot_factory, finished_match, settings, django_capture_on_commit_callbacks
+):
+    from django.core import mail
+
+    from cardserver.celery import eager_tasks
+
+    settings.LADDER_PAUSE_AFTER_FORFEITS = 1
+    quitter, other = bot_factory(), bot_factory()
+    quitter.owner.email = "owner@example.org"
+    quitter.owner.save()
+    match = finished_match([quitter, other], loser=0, forfeit_seat=0)
+
+    with eager_tasks(), django_capture_on_commit_callbacks(execute=True):
+        ladder_forfeits_check(match_id=match.pk)
+        ladder_forfeits_check(match_id=match.pk)
+
+    assert len(mail.outbox) == 1
+    assert mail.outbox[0].to == ["owner@example.org"]
+    assert "off the ladder: forfeited its last 1 rated matches" in mail.outbox[0].body
+
+
 def test_the_ladder_tick_is_a_beat_schedule_editable_in_the_admin():
     task = PeriodicTask.objects.get(task="tournaments.tasks.ladder_tick")
 
@@ -167,9 +189,13 @@ def test_a_ladder_table_deals_one_deck_in_every_seat_rotation(
     for seat in range(players):
         assert {order[seat] for order in seats} == bots
     assert all(order == seats[0][r:] + seats[0][:r] for r, order in enumerate(seats))
-    # One deck for the table: every deal starts from the same cards.
-    decks = {tuple(d.match.decks[0]) for d in deals}
-    assert len(decks) == 1 and len({d.deck_seed for d in deals}) == 1
+    # One deck for the table: every deal is deck 0 of the table's deal group, each with a
+    # commitment of its own; the group unsealed when its last deal ended.
+    assert len({d.match.seed for d in deals}) == 1
+    assert len({d.match.deal_group_id for d in deals}) == 1
+    assert len({d.match.seed_commitment for d in deals}) == players
+    assert not any(d.match.sealed for d in deals)
+    assert deals[0].match.deal_group.unsealed_at is not None
     assert RatedMatch.objects.filter(match__in=[d.match for d in deals]).count() == players
     # Playing the table again deals nothing new.
     assert ladder_match_play(match_id=first) == Match.Status.FINISHED
@@ -303,7 +329,7 @@ def test_each_deal_of_a_table_is_a_task_of_its_own(
 def test_a_deal_recorded_after_the_io_pool_finished_it_deals_the_next_rotation(
     bot_factory, durak_3p, quiet_turns
 ):
-    from bots.driver import match_play_to_end
+    from bots.play_to_end import match_play_to_end
     from tournaments.ladder import ladder_match_record
 
     for _ in range(3):
@@ -370,7 +396,7 @@ def test_no_table_shape_starves_when_bots_are_short(bot_factory, settings, db):
 
 
 def test_the_tick_deals_on_a_table_whose_record_was_lost(bot_factory, durak_3p, quiet_turns):
-    from bots.driver import match_play_to_end
+    from bots.play_to_end import match_play_to_end
 
     for _ in range(3):
         bot_factory()
@@ -390,7 +416,7 @@ def test_a_tables_bots_stay_busy_between_its_deals(bot_factory, only_durak_2p, q
     task), a tick must not seat the table's bots at a second table."""
     import random
 
-    from bots.driver import match_play_to_end
+    from bots.play_to_end import match_play_to_end
 
     bot_factory(), bot_factory()
     (first,) = ladder_tick(seed=1)
@@ -404,7 +430,7 @@ def test_a_table_whose_bot_left_the_ladder_frees_its_other_bots(
 ):
     import random
 
-    from bots.driver import match_play_to_end
+    from bots.play_to_end import match_play_to_end
 
     bot_factory(), bot_factory()
     (first,) = ladder_tick(seed=1)

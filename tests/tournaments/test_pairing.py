@@ -145,3 +145,24 @@ def test_informative_tables_follow_the_fits_likelihood_not_the_intervals():
     )
 
     assert pairs[frozenset({0, 1})] > 400
+
+
+def test_informative_tables_seed_the_least_separated_pair_when_every_pair_is_far_apart():
+    """Past 38 standard deviations the tails underflowed to 0, every weight was 0 and the
+    seed was drawn uniformly; in log space the closest pair still weighs most."""
+    bots = [bot(0, 0, 100, width=4), bot(1, 1000, 100, width=4), bot(2, 1080, 100, width=4)]
+    rng = random.Random(3)
+
+    pairs = Counter(
+        frozenset(b.key for b in informative_table(bots, 2, rng, explore=0.0)) for _ in range(300)
+    )
+
+    assert pairs == {frozenset({1, 2}): 300}
+
+
+def test_a_fits_los_of_one_falls_back_to_the_intervals_tail():
+    upper = Candidate(key="u", owner="u", builtin=False, rating=1600, games=500,
+                      low=1590, high=1610, los=1.0, below="l")  # fmt: skip
+    lower = bot("l", 1400, 500, width=20)
+
+    assert 0.0 < overlap(upper, lower) < 1e-100

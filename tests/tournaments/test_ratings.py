@@ -5,6 +5,7 @@ import threading
 import pytest
 from django.db import connection
 
+from cardkit.stats.elo import elo_update
 from games.models import Match
 from tournaments.models import RatedMatch, Rating, RatingChange, RatingFit
 from tournaments.ratings import (
@@ -61,14 +62,18 @@ def test_four_player_match_uses_k_over_three_per_pair(bot_factory, finished_matc
     )
 
 
-def test_drawn_match_counts_a_game_and_changes_no_rating(bot_factory, finished_match):
+def test_drawn_match_counts_a_draw_and_moves_elo_by_half_a_point(bot_factory, finished_match):
     a, b = bot_factory(), bot_factory()
-    match = finished_match([a, b], loser=None)
+    ratings_apply_match(match_id=finished_match([a, b], loser=1).pk)
+    before = Rating.objects.get(bot=a).elo
 
-    ratings_apply_match(match_id=match.pk)
+    ratings_apply_match(match_id=finished_match([a, b], loser=None).pk)
 
     rating = Rating.objects.get(bot=a)
-    assert (rating.elo, rating.games, rating.draws, rating.losses) == (1500.0, 1, 1, 0)
+    # a is above b now, so a draw takes some of a's gain back.
+    assert rating.elo < before
+    assert rating.elo == pytest.approx(elo_update([before, 3000 - before], None)[0])
+    assert (rating.games, rating.draws, rating.losses) == (2, 1, 0)
 
 
 def test_unrated_or_unfinished_matches_are_not_applied(bot_factory, finished_match):

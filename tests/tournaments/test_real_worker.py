@@ -16,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from bots.tasks import resume_abandoned_turns
 from games.models import Match, Move
 from tests.processes import worker_database_url
+from tournaments.creation import tournament_create
 from tournaments.models import RatedMatch, RatingFit, Tournament, TournamentMatch
 from tournaments.ratings import ratings_recompute
-from tournaments.services import tournament_create, tournament_start, tournaments_watchdog
+from tournaments.services import tournament_start, tournaments_watchdog
 
 pytestmark = [
     pytest.mark.real_services,
@@ -60,10 +62,11 @@ def start_worker(tmp_path: Path, concurrency: int = 2, **settings: str) -> subpr
         LOG_LEVEL="WARNING",
     )
     environment.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    queue = celery_app.conf.task_default_queue
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "cardserver", "worker", "--pool=prefork",
          f"--concurrency={concurrency}", "--without-mingle", "--without-gossip",
-         "--loglevel=WARNING"],
+         "--loglevel=WARNING", "-Q", f"{queue},{queue}-interactive"],
         cwd=BASE_DIR,
         env=environment,
         stdout=subprocess.DEVNULL,
@@ -209,15 +212,20 @@ def test_killed_workers_resume_matches_from_their_logs_and_end_each_once(bot_fac
         # The restarted worker writes as it does by default.
         worker = start_worker(tmp_path)
         restarted = time.monotonic()
-        # What beat's watchdog does every 10 s (here every 5 s), with its default limits:
-        # send again the matches no worker plays, once their dead driver's claim lapsed.
-        tournaments_watchdog()
+        # What beat does every 10 s (here every 5 s), with its default limits: hand the
+        # turns whose dead driver's claim lapsed to a worker again, and record the matches
+        # that ended while no task of theirs was alive to record them.
+        def beat() -> None:
+            resume_abandoned_turns()
+            tournaments_watchdog()
+
+        beat()
         watched = [time.monotonic()]
         resumed: dict[int, float] = {}
 
         def finished() -> bool:
             if time.monotonic() - watched[0] > 5:
-                tournaments_watchdog()
+                beat()
                 watched[0] = time.monotonic()
             for match_id, moves in in_progress.items():
                 if match_id not in resumed and Move.objects.filter(
@@ -231,8 +239,8 @@ def test_killed_workers_resume_matches_from_their_logs_and_end_each_once(bot_fac
         stop_worker(worker)
 
     assert_every_match_ended_exactly_once(tournament)
-    # Taken up within 30 s of the restart (the driver's claim lapses within 10 s, the
-    # watchdog resends a match 15 s after its last move), not after 300 s.
+    # Taken up within 30 s of the restart (the driver's claim lapses within 10 s, and the
+    # sweep for lapsed claims hands the turn over), not after 300 s.
     assert set(resumed) == set(in_progress) and max(resumed.values()) < 30, resumed
     # Matches that were in progress went on from their logs, not from scratch.
     for match_id, moves in in_progress.items():
@@ -240,8 +248,56 @@ def test_killed_workers_resume_matches_from_their_logs_and_end_each_once(bot_fac
             Move.objects.filter(match_id=match_id).order_by("ply").values_list("move", flat=True)
         )
         assert after[: len(moves)] == moves
-    # (Each was finished by a task of the restarted worker: its own, sent again by the
-    # watchdog, or a turn notice of the match that was still queued.)
+    # (Each was finished by a task of the restarted worker: a turn handed over for its
+    # lapsed claim, or a turn notice of the match that was still queued.)
     assert all(
         Match.objects.get(pk=match_id).ply >= len(moves) for match_id, moves in in_progress.items()
     )
+
+
+@pytest.mark.timeout(600)
+def test_whole_worker_killed_gives_its_match_back_to_the_next_worker_without_beat(
+    bot_factory, tmp_path
+):
+    """A worker killed outright (SIGKILL to its whole process group: no connection closes
+    cleanly) held a match's task unacknowledged. Redis gives it to the next worker once the
+    dead one stops renewing it (cardserver/broker_held.py), with no help from beat: the
+    match goes on from its log, counted one start, and nothing is aborted or forfeited.
+    Before, the task came back only after the two-hour visibility timeout."""
+    bots = [bot_factory("greedy"), bot_factory("strong")]
+    tournament = tournament_create(
+        creator=None, name="killed", game="durak", players=2, bots=bots, games_per_pairing=4,
+        move_time_limit=10.0, rated=False,
+    )  # fmt: skip
+    log = tmp_path / "worker.log"
+    in_progress: dict[int, list] = {}
+    worker = start_worker(tmp_path, BOTS_BUILTIN_MOVES_PER_WRITE="1")
+    try:
+        tournament_start(tournament_id=tournament.pk)
+        for _ in range(5):
+            wait_for(lambda: bool(playing(tournament)), timeout=300, what="a match in play",
+                     log=log)  # fmt: skip
+            stop_worker(worker, signal.SIGKILL)
+            in_progress = playing(tournament)
+            if in_progress:
+                break
+            # The match ended between the look and the kill: its task was acknowledged.
+            worker = start_worker(tmp_path, BOTS_BUILTIN_MOVES_PER_WRITE="1")
+        assert in_progress, "no match was in play when the worker was killed"
+
+        worker = start_worker(tmp_path)
+        wait_for(
+            lambda: Tournament.objects.get(pk=tournament.pk).status == "finished",
+            timeout=400, what="the tournament to finish", log=log,
+        )  # fmt: skip
+    finally:
+        stop_worker(worker)
+
+    matches = TournamentMatch.objects.filter(tournament=tournament).select_related("match")
+    assert {(tm.status, tm.attempts) for tm in matches} == {("finished", 1)}
+    assert {(tm.match.status, tm.match.forfeit_seat) for tm in matches} == {("finished", None)}
+    for match_id, moves in in_progress.items():
+        after = list(
+            Move.objects.filter(match_id=match_id).order_by("ply").values_list("move", flat=True)
+        )
+        assert after[: len(moves)] == moves and len(after) > len(moves)

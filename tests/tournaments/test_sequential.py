@@ -17,7 +17,7 @@ from bots import versions
 from bots.models import Bot
 from games.models import Match
 from tests.matches import token_client
-from tournaments import sequential
+from tournaments import sequential, sequential_pairs
 from tournaments.models import RatingChange, SequentialPair, SequentialTest
 from tournaments.services import inline_play
 
@@ -53,7 +53,7 @@ def run_inline(test: SequentialTest) -> SequentialTest:
             pending = test.pairs.filter(status=SequentialPair.Status.PENDING).first()
             if test.status != SequentialTest.Status.RUNNING or pending is None:
                 return test
-            sequential.sequential_pair_play(pair_id=pending.pk)
+            sequential_pairs.sequential_pair_play(pair_id=pending.pk)
 
 
 def create(user, **options) -> SequentialTest:
@@ -82,14 +82,18 @@ def test_head_to_head_pairs_play_one_deck_twice_with_the_seats_swapped(staff, bu
     test = create(staff, candidate="greedy", baseline="random", **FAST)
     pair = test.pairs.first()
     with inline_play():
-        sequential.sequential_pair_play(pair_id=pair.pk)
+        sequential_pairs.sequential_pair_play(pair_id=pair.pk)
     pair.refresh_from_db()
     first, second = pair.first, pair.second
-    assert first.decks == second.decks
+    # One deck: the pair is a deal group, unsealed once its second match ended; each
+    # match published a commitment of its own.
+    assert first.seed == second.seed and first.deal_group_id == second.deal_group_id
+    assert first.seed_commitment != second.seed_commitment
+    assert not first.sealed and not second.sealed and first.deal_group.unsealed_at
     seats = [list(m.seats.order_by("index").values_list("bot__name", flat=True))
              for m in (first, second)]  # fmt: skip
     assert seats == [["greedy", "random"], ["random", "greedy"]]
-    assert pair.outcome == sequential.pair_result(test, pair, first, second)
+    assert pair.outcome == sequential_pairs.pair_result(test, pair, first, second)
 
 
 def test_head_to_head_outcome_is_the_candidates_points_over_both_games(staff, builtins):
@@ -97,7 +101,7 @@ def test_head_to_head_outcome_is_the_candidates_points_over_both_games(staff, bu
     pair = test.pairs.first()
 
     def outcome(first_loser, second_loser):
-        return sequential.pair_result(
+        return sequential_pairs.pair_result(
             test, pair, Match(loser=first_loser), Match(loser=second_loser)
         )
 
@@ -116,13 +120,36 @@ def test_reference_pairs_put_candidate_then_baseline_in_one_seat_beside_the_refe
     )  # fmt: skip
     pairs = list(test.pairs.order_by("index")[:3])
     assert [(p.deck, p.seat) for p in pairs] == [(0, 0), (0, 1), (0, 2)]
-    assert sequential.pair_seating(test, 1, "first") == [
+    assert sequential_pairs.pair_seating(test, 1, "first") == [
         builtins["strong"].pk, builtins["greedy"].pk, builtins["strong"].pk,
     ]
-    assert sequential.pair_seating(test, 1, "second")[1] == builtins["random"].pk
+    assert sequential_pairs.pair_seating(test, 1, "second")[1] == builtins["random"].pk
     lost = Match(loser=1)
     kept = Match(loser=0)
-    assert sequential.pair_result(test, pairs[1], kept, lost) == 4
+    assert sequential_pairs.pair_result(test, pairs[1], kept, lost) == 4
+
+
+def test_the_pairs_of_one_reference_deck_share_its_group_and_unseal_with_its_last(
+    staff, builtins
+):
+    test = create(
+        staff, candidate="greedy", baseline="random", players=3, mode="reference",
+        reference="strong", **FAST,
+    )  # fmt: skip
+    pairs = list(test.pairs.order_by("index")[:3])
+    with inline_play():
+        for pair in pairs[:2]:
+            sequential_pairs.sequential_pair_play(pair_id=pair.pk)
+    played = Match.objects.filter(deal_group__isnull=False).order_by("pk")
+    assert played.count() == 4 and played.values("seed").distinct().count() == 1
+    assert played.values("seed_commitment").distinct().count() == 4
+    assert all(m.sealed for m in played), "the deck's third pair is still to play"
+
+    with inline_play():
+        sequential_pairs.sequential_pair_play(pair_id=pairs[2].pk)
+
+    assert Match.objects.filter(deal_group__isnull=False).count() == 6
+    assert not Match.objects.filter(sealed=True).exists()
 
 
 def test_reference_mode_is_decided_in_three_player_volynshchik(staff, builtins):
@@ -159,7 +186,7 @@ def test_pairs_in_flight_are_capped_per_user_over_all_their_tests(staff, builtin
     second = create(staff, candidate="strong", baseline="random", **FAST)
     assert first.pairs.count() == 2 and second.pairs.count() == 0
     with inline_play():
-        sequential.sequential_pair_play(pair_id=first.pairs.first().pk)
+        sequential_pairs.sequential_pair_play(pair_id=first.pairs.first().pk)
     assert first.pairs.count() + second.pairs.count() == 3
 
 
@@ -169,6 +196,25 @@ def test_cancel_stops_a_test_and_leaves_no_pair_to_play(staff, builtins):
     test.refresh_from_db()
     assert test.status == SequentialTest.Status.CANCELLED and test.finished_at
     assert not test.pairs.filter(status__in=sequential.IN_FLIGHT).exists()
+
+
+def test_a_cancelled_test_unseals_the_pair_it_left_half_played(staff, builtins):
+    from bots.play_to_end import match_play_to_end
+    from games.errors import InvalidMatchRequest
+
+    test = create(staff, candidate="greedy", baseline="random", **FAST)
+    pair = test.pairs.first()
+    first = Match.objects.get(pk=sequential_pairs._pair_match(pair.pk, "first", test))
+    match_play_to_end(match_id=first.pk)
+    first.refresh_from_db()
+    assert first.status == Match.Status.FINISHED and first.sealed
+
+    sequential.sequential_test_cancel(test_id=test.pk)
+
+    first.refresh_from_db()
+    assert not first.sealed and first.deal_group.abandoned
+    with pytest.raises(InvalidMatchRequest, match="closed"):
+        sequential_pairs._pair_match(pair.pk, "second", test)
 
 
 def test_only_the_current_version_can_be_tested(staff, builtins, user):
@@ -301,10 +347,39 @@ def test_a_pair_that_ends_after_the_test_is_decided_does_not_count(staff, builti
     with inline_play():
         # Both matches played, then the test ends before the pair is recorded.
         for which in ("first", "second"):
-            match_id = sequential._pair_match(late.pk, which, test)
-            sequential.match_play_to_end(match_id=match_id)
+            match_id = sequential_pairs._pair_match(late.pk, which, test)
+            sequential_pairs.match_play_to_end(match_id=match_id)
         SequentialTest.objects.filter(pk=test.pk).update(status=SequentialTest.Status.REJECTED)
-        assert sequential._pair_record(late.pk) == SequentialPair.Status.FAILED
+        assert sequential_pairs._pair_record(late.pk) == SequentialPair.Status.FAILED
     test.refresh_from_db()
     assert test.counts == [0] * 5 and test.pairs_done == 0
     assert not test.pairs.filter(status=SequentialPair.Status.DONE).exists()
+
+
+def test_a_pair_whose_task_could_not_be_sent_is_sent_again_by_the_watchdog(
+    staff, builtins, monkeypatch, django_capture_on_commit_callbacks
+):
+    from tournaments import tasks
+
+    sent: list[int] = []
+
+    def refused(pair_id):
+        raise ConnectionError("broker away")
+
+    monkeypatch.setattr(tasks.play_sequential_pair, "delay", refused)
+    with django_capture_on_commit_callbacks(execute=True):
+        test = sequential.sequential_test_create(
+            user=staff, candidate="greedy", baseline="random", **FAST
+        )
+    pairs = test.pairs.all()
+    assert {(p.status, p.error) for p in pairs} == {("pending", sequential.PAIR_NOT_SENT)}
+    # A pending pair sent (no error) waits in its queue however long: it is not sent again.
+    waiting = pairs.first()
+    SequentialPair.objects.filter(pk=waiting.pk).update(error="")
+
+    monkeypatch.setattr(tasks.play_sequential_pair, "delay", sent.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        tasks.tournaments_watchdog()
+
+    assert sent == [p.pk for p in pairs if p.pk != waiting.pk]
+    assert not test.pairs.filter(error=sequential.PAIR_NOT_SENT).exists()

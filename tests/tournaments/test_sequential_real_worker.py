@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 
 import pytest
@@ -61,3 +62,64 @@ def test_a_weakened_greedy_is_rejected_against_greedy_on_a_real_worker(tmp_path,
     for pair in done:
         assert pair.first.decks == pair.second.decks
         assert pair.first.status == pair.second.status == Match.Status.FINISHED
+
+
+@pytest.mark.timeout(600)
+def test_pairs_of_a_whole_worker_killed_go_on_on_the_next_worker_counting_the_dead_start(
+    tmp_path, user_factory
+):
+    """A worker killed outright mid-pair (SIGKILL to its process group) held its pairs'
+    tasks: Redis gives them to the next worker once the dead one stops renewing them
+    (cardserver/broker_held.py), with no beat. Each pair it was playing counts one more
+    attempt (the dead start), resumes its match from the log, and none fails. Before, they
+    stayed running for the two-hour visibility timeout."""
+    bot_services.builtin_bots_ensure()
+    staff = user_factory(is_staff=True)
+    worker = start_worker(tmp_path, BOTS_BUILTIN_MOVES_PER_WRITE="1")
+    running: set[int] = set()
+    try:
+        test = sequential.sequential_test_create(
+            user=staff, candidate="strong", baseline="greedy", max_games=8, trusted=True
+        )
+        for _ in range(5):
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline and not pairs_in_play(test):
+                time.sleep(0.2)
+            stop_worker(worker, signal.SIGKILL)
+            # Every pair the dead worker had started, in a match or between its two.
+            running = set(
+                SequentialPair.objects.filter(test=test, status="running").values_list(
+                    "pk", flat=True
+                )
+            )
+            if pairs_in_play(test):
+                break
+            worker = start_worker(tmp_path, BOTS_BUILTIN_MOVES_PER_WRITE="1")
+        assert running, "no pair was in play when the worker was killed"
+
+        worker = start_worker(tmp_path)
+        deadline = time.monotonic() + 400
+        while time.monotonic() < deadline and SequentialPair.objects.filter(
+            test=test, status__in=sequential.IN_FLIGHT
+        ).exists():
+            time.sleep(0.5)
+    finally:
+        stop_worker(worker)
+
+    pairs = SequentialPair.objects.filter(test=test)
+    assert {p.status for p in pairs} == {SequentialPair.Status.DONE}, list(
+        pairs.values_list("index", "status", "attempts", "error")
+    )
+    assert {p.pk: p.attempts for p in pairs} == {p.pk: 2 if p.pk in running else 1 for p in pairs}
+    played = Match.objects.filter(pk__in=sequential.sequential_test_matches(test))
+    assert {(m.status, m.forfeit_seat) for m in played} == {(Match.Status.FINISHED, None)}
+
+
+def pairs_in_play(test: SequentialTest) -> set[int]:
+    """The running pairs of the test with a match in progress."""
+    return {
+        pair.pk
+        for pair in SequentialPair.objects.filter(test=test, status="running")
+        for match in (pair.first, pair.second)
+        if match is not None and match.status == Match.Status.ACTIVE and match.ply > 2
+    }

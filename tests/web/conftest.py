@@ -8,6 +8,8 @@ saying how to install them (``.ci/run`` installs both, so they always run in CI)
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artefacts" / "screenshots"
+HERE = Path(__file__).resolve().parent
+# axe-core, the accessibility checker injected into pages, pinned in tests/web/package.json.
+AXE = HERE / "node_modules" / "axe-core" / "axe.min.js"
 INSTALL_HINT = (
     "browser tests need Debian's Chromium and Playwright for Python: "
     "`apt-get install -y chromium` and `pip install playwright` (no `playwright install`); "
@@ -112,11 +117,15 @@ class BrowserPage:
         self.page = page
         self.base_url = base_url
         self.errors: list[str] = []
+        # Console errors a test expects (a refusal it provokes), by a part of their text.
+        self.expected_errors: list[str] = []
         page.on("console", lambda message: self._console(message))
         page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
 
     def _console(self, message) -> None:
-        if message.type == "error":
+        if message.type == "error" and not any(
+            part in message.text for part in self.expected_errors
+        ):
             self.errors.append(f"console error: {message.text} ({message.location.get('url')})")
 
     def open(self, path: str):
@@ -154,3 +163,18 @@ def page(browser, live_server, celery_eager):
 def phone(browser, live_server, celery_eager):
     """A phone-sized tab (390 x 844 CSS pixels)."""
     yield from _browser_page(browser, live_server, {"width": 390, "height": 844})
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """The source of axe-core, installed from tests/web/package-lock.json on first use."""
+    if not AXE.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            _missing("npm is missing (axe-core is installed with `npm ci --prefix tests/web`)")
+        subprocess.run(
+            [npm, "ci", "--prefix", str(HERE), "--no-audit", "--no-fund", "--loglevel=error"],
+            check=True,
+            timeout=300,
+        )
+    return AXE.read_text(encoding="utf-8")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.apps import apps
 from django.contrib import admin
@@ -13,7 +15,7 @@ pytestmark = pytest.mark.django_db
 # Django's own bookkeeping, and models the admin shows through a proxy of their own.
 NOT_IN_ADMIN = {
     "admin.LogEntry", "auth.Permission", "contenttypes.ContentType", "sessions.Session",
-    "authtoken.Token", "django_celery_beat.PeriodicTasks",
+    "django_celery_beat.PeriodicTasks",
 }  # fmt: skip
 
 
@@ -112,3 +114,53 @@ def test_ratings_are_listed_per_pool_in_leaderboard_order(admin_client, demo):
 
 def test_ladder_schedules_are_periodic_tasks_in_the_admin(admin_client, db):
     assert admin_client.get("/admin/django_celery_beat/periodictask/").status_code == 200
+
+
+def english_plural(name: str) -> str:
+    """The plural English writes for the last word of a model's name."""
+    if name.endswith(("ch", "sh", "s", "x")):
+        return name + "es"
+    if name.endswith("y") and name[-2] not in "aeiou":
+        return name[:-1] + "ies"
+    return name + "s"
+
+
+def test_every_model_is_named_in_correct_english_plural():
+    wrong = {
+        model._meta.label: str(model._meta.verbose_name_plural)
+        for model in apps.get_models()
+        if model._meta.app_label in ("games", "bots", "tournaments", "accounts")
+        and str(model._meta.verbose_name_plural) != english_plural(str(model._meta.verbose_name))
+    }
+    assert wrong == {}
+
+
+def test_rating_list_rounds_elo_and_shows_the_fitted_rating_with_its_interval(
+    admin_client, demo
+):
+    from tournaments.models import FitEntry, Rating, RatingFit
+
+    fit = RatingFit.objects.filter(pool="durak-2p").order_by("-fitted_at", "-id").first()
+    entry = FitEntry.objects.get(fit=fit, rank=1)
+    rating = Rating.objects.get(pool="durak-2p", bot=entry.bot)
+
+    page = admin_client.get("/admin/tournaments/rating/?pool=durak-2p").content.decode()
+
+    assert f"<td class=\"field-elo_rounded\">{rating.elo:.0f}</td>" in page
+    assert f"{entry.rating:.0f} ({entry.low:.0f}–{entry.high:.0f})" in page
+    assert re.search(r"\b\d+\.\d{4,}\b", page) is None  # no float written to the last digit
+
+
+def test_admin_pages_of_bots_and_tournaments_link_to_the_site(admin_client, demo):
+    from bots.models import Bot
+    from tournaments.models import Tournament
+
+    bot = Bot.objects.filter(owner__isnull=False).first() or Bot.objects.first()
+    tournament = Tournament.objects.first()
+
+    bot_page = admin_client.get(f"/admin/bots/bot/{bot.pk}/change/").content.decode()
+    tournament_page = admin_client.get(
+        f"/admin/tournaments/tournament/{tournament.pk}/change/"
+    ).content.decode()
+
+    assert "View on site" in bot_page and "View on site" in tournament_page

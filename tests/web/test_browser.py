@@ -253,6 +253,10 @@ def test_play_a_two_player_durak_deal_against_random(page, phone, user_factory, 
     assert banner.get_attribute("data-loser") == ("" if match.loser is None else str(match.loser))
     expected = "Drawn" if match.loser is None else "You lost" if match.loser == 0 else "You won"
     assert expected in banner.inner_text()
+    # The person's own moves are told as "you", the bot's by its seat and name.
+    log = [re.sub(r"^\d+", "", line) for line in page.page.locator("#history li").all_inner_texts()]
+    assert any(line.startswith("you ") for line in log), log
+    assert not any(line.startswith("seat 0 ") for line in log), log
     page.screenshot("play-end")
 
     # The same match, seen on a phone, once it is over.
@@ -287,7 +291,7 @@ def test_play_a_three_player_volynshchik_deal_against_random(page, user_factory,
 
 def test_spectators_follow_a_match_in_play_without_seeing_hands(page, user_factory):
     from bots.services import builtin_bots_ensure
-    from games.play import match_move_submit
+    from games.move_services import match_move_submit
     from games.seating import SeatHolder
     from games.selectors import match_state
     from games.services import match_create
@@ -323,7 +327,7 @@ def test_spectators_follow_a_match_in_play_without_seeing_hands(page, user_facto
 def test_the_replay_viewer_follows_a_live_match_through_its_event_stream(page, user_factory):
     import random
 
-    from games.play import match_move_submit
+    from games.move_services import match_move_submit
     from games.selectors import match_state
     from tests.matches import start_match
 
@@ -375,3 +379,59 @@ def test_home_and_tournament_pages(page, live_demo, celery_eager):
         == f"{tournament.matches_done} / {tournament.matches_total}"
     )
     page.screenshot("tournament")
+
+
+@pytest.mark.parametrize("path", ["/api/v1/redoc/", "/api/v1/docs/"])
+def test_api_docs_load_nothing_from_another_site(page, live_server, path):
+    """ReDoc's bundle asks for Redocly's logo on its CDN; the page's policy blocks it."""
+    answered: list[str] = []
+    blocked: list[tuple[str, str]] = []
+    page.page.on("response", lambda response: answered.append(response.url))
+    page.page.on(
+        "requestfailed", lambda request: blocked.append((request.url, request.failure or ""))
+    )
+    # The browser logs the refusal, whenever it comes; that refusal is the point.
+    page.expected_errors.append("Content Security Policy")
+
+    page.open(path)
+    page.page.wait_for_selector(".api-content, .swagger-ui .info", timeout=30_000)
+
+    assert answered, "the page loaded nothing at all"
+    here = (live_server.url, "blob:" + live_server.url, "data:")
+    assert [url for url in answered if not url.startswith(here)] == []
+    assert [(url, why) for url, why in blocked if "csp" not in why] == []
+
+
+def test_a_person_who_resigns_is_told_so_in_words(page, user_factory, live_server):
+    sign_in_to_play(page, user_factory)
+    page.page.click("#start-match")
+    page.page.wait_for_url(re.compile(r".*/play/\d+/$"))
+    page.page.wait_for_selector("#resign:not([hidden])")
+    page.page.once("dialog", lambda dialog: dialog.accept())
+
+    page.page.click("#resign")
+
+    banner = page.page.locator("#result:not([hidden])")
+    banner.wait_for()
+    assert banner.inner_text().startswith("You resigned: the match is lost.")
+    assert Match.objects.get(seats__user__username="player").end_reason == "resign"
+    page.screenshot("play-resigned")
+
+
+def test_a_beaten_attack_leaves_the_table_for_the_discard(page, live_demo):
+    beat = next(
+        move
+        for match in live_demo.rated
+        for move in Move.objects.filter(match=match).order_by("ply")
+        if move.move["type"] == "beat"
+    )
+    covered = 2 * len(beat.move["covers"])
+
+    page.open(f"/matches/{beat.match_id}/?ply={beat.ply + 1}")
+    page.page.wait_for_selector("#table .seat")
+
+    assert page.page.locator("#table .table-cards .pair").count() == 0
+    assert page.page.inner_text("#table .beaten-note") == f"beaten: {covered} cards to the discard"
+    discard = page.page.inner_text("#table .discard")
+    assert int(discard.split()[-2]) >= covered  # "N cards" under the discard's stack
+    page.screenshot("replay-after-beat")

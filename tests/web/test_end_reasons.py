@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from games.engine import EndReason
+from cardkit.engine import EndReason
 from web.end_reasons import END_REASON_WORDS, end_reason_words
 
 STATIC = Path(__file__).resolve().parents[2] / "web" / "static" / "web"

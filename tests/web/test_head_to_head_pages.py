@@ -83,10 +83,10 @@ def test_versus_page_of_one_version_counts_its_matches_only(client, pair):
     from bots import versions
 
     alpha, beta = pair
-    first = versions.bot_version_first(bot=alpha)
-    finished_bot_match([alpha, beta], 1).seats.filter(index=0).update(bot_version=first)
-    second = versions.bot_version_start(bot_id=alpha.pk, reason="owner", label="v2")
-    finished_bot_match([alpha, beta], 0).seats.filter(index=0).update(bot_version=second)
+    versions.bot_version_first(bot=alpha)
+    finished_bot_match([alpha, beta], 1)
+    versions.bot_version_start(bot_id=alpha.pk, reason="owner", label="v2")
+    finished_bot_match([alpha, beta], 0)
     page = text(client.get("/bots/alpha@v2/vs/beta/"))
     assert "1 game, 0.0 points to alpha@v2" in page
     assert client.get("/bots/alpha@v3/vs/beta/").status_code == 404

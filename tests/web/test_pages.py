@@ -359,3 +359,29 @@ def test_bot_match_play_plays_to_the_end(demo):
     match = bot_match_play("durak", [demo.bots["random"], demo.bots["greedy"]])
 
     assert match.status == Match.Status.FINISHED and match.seed_revealed
+
+
+def test_archive_counts_only_one_page_past_the_page_shown(client, demo, monkeypatch):
+    from web import views
+
+    monkeypatch.setattr(views, "ARCHIVE_PAGE_SIZE", 2)
+
+    first = client.get("/matches/")
+    second = client.get("/matches/?page=2")
+
+    assert first.context["page"].paginator.count == 4 and "4+ matches" in text(first)
+    assert "Page 1 of 2+" in text(first)
+    assert second.context["page"].paginator.count == 6 and "Page 2 of 3+" in text(second)
+    assert [line.id for line in second.context["lines"]] == list(
+        Match.objects.order_by("-id").values_list("id", flat=True)[2:4]
+    )
+
+
+def test_archive_caps_its_count_and_says_so(client, demo, monkeypatch):
+    from cardserver import pagination
+
+    monkeypatch.setattr(pagination, "COUNT_CAP", 3)
+    response = client.get("/matches/")
+
+    assert response.context["page"].paginator.capped
+    assert "3+ matches" in response.content.decode()

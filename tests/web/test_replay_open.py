@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bots.kit.arena import play_deal, write_replay
-from bots.kit.players import BuiltinPlayer
+from cardkit.arena import play_deal, write_replay
+from cardkit.specs import BuiltinPlayer
 
 pytestmark = pytest.mark.browser
 

@@ -14,8 +14,8 @@ from django.conf import settings
 from django.db import migrations
 from django.db.models import F
 
-from tournaments import elo
-from tournaments.bradley_terry import fit_ratings
+from cardkit.stats import elo
+from cardkit.stats.bradley_terry import fit_ratings
 
 OLD = "volynshchik"
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from datetime import datetime
+
 from django import template
-from django.utils.html import json_script
+from django.utils import timezone
+from django.utils.dateformat import format as date_format
+from django.utils.html import format_html, json_script
 from django.utils.safestring import mark_safe
 
+from games.reading import match_forfeit_reason
 from web import cards
 from web.end_reasons import end_reasons_for_pages
 
@@ -41,6 +47,12 @@ def suit_symbol(suit: str) -> str:
 
 
 @register.filter
+def as_json(value) -> str:
+    """The value as compact JSON, as the API and the JSON lines download write it."""
+    return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
+
+
+@register.filter
 def percent(value: float | None, digits: int = 0) -> str:
     if value is None:
         return "–"
@@ -61,3 +73,24 @@ def nav_current(context, *names: str) -> str:
     if match is not None and match.url_name in names:
         return mark_safe('aria-current="page"')
     return ""
+
+
+@register.filter
+def forfeit_reason(match) -> str:
+    """The match's forfeit reason if it may be read (``games.reading``)."""
+    return match_forfeit_reason(match)
+
+
+@register.filter
+def when(moment: datetime | None) -> str:
+    """Write a moment with its year and time zone, in a ``<time>`` a script can read.
+
+    "Dec 6, 2026, 11:39 UTC": a page read next year, or from another zone, still says
+    when it happened.
+    """
+    if moment is None:
+        return ""
+    local = timezone.localtime(moment) if timezone.is_aware(moment) else moment
+    return format_html(
+        '<time datetime="{}">{}</time>', local.isoformat(), date_format(local, "M j, Y, H:i T")
+    )

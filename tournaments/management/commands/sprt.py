@@ -23,7 +23,7 @@ from django.core.management.base import BaseCommand, CommandError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bots.services import SYSTEM_USERNAME
-from tournaments import sequential
+from tournaments import sequential, sequential_pairs
 from tournaments.dispatch import inline_play
 from tournaments.models import SequentialPair, SequentialTest
 
@@ -104,7 +104,7 @@ class Command(BaseCommand):
                     if pending is None:
                         break
                     with inline_play():
-                        sequential.sequential_pair_play(pair_id=pending)
+                        sequential_pairs.sequential_pair_play(pair_id=pending)
                 else:
                     time.sleep(1.0)
                 test.refresh_from_db()

@@ -18,17 +18,12 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from bots.models import Bot
+from cardkit.stats.bradley_terry import fit_ratings
 from cardserver.progress import Advance, progress_bar
-from tournaments.bradley_terry import fit_ratings
+from tournaments.creation import TournamentError, tournament_create
 from tournaments.models import Tournament, TournamentMatch
 from tournaments.selectors import tournament_standings
-from tournaments.services import (
-    TournamentError,
-    tournament_cancel,
-    tournament_create,
-    tournament_play_inline,
-    tournament_start,
-)
+from tournaments.services import tournament_cancel, tournament_play_inline, tournament_start
 
 
 class Command(BaseCommand):
@@ -43,6 +38,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--duplicate", action="store_true", help="Duplicate deals.")
         parser.add_argument("--double", action="store_true", help="Double round-robin.")
+        parser.add_argument(
+            "--gauntlet",
+            action="store_true",
+            help="Gauntlet: the first bot of --bots plays each other one.",
+        )
         parser.add_argument("--series", action="store_true", help="Play series to ДУРАК.")
         parser.add_argument("--deck-size", type=int, choices=[32, 36])
         parser.add_argument("--time-limit", type=float, default=5.0, help="Seconds per move.")
@@ -69,7 +69,7 @@ class Command(BaseCommand):
                 bots=[found[name.lower()] for name in names],
                 deck_size=options["deck_size"],
                 match_format="fool" if options["series"] else "deal",
-                format="double_round_robin" if options["double"] else "round_robin",
+                format=_format(options),
                 games_per_pairing=options["games"],
                 move_time_limit=options["time_limit"],
                 rated=options["rated"],
@@ -183,3 +183,13 @@ def worker_running() -> bool:
     except Exception:  # noqa: BLE001 - no broker, no worker
         print("(no broker answered; playing in this process)", file=sys.stderr)
         return False
+
+
+def _format(options: dict) -> str:
+    if options["double"] and options["gauntlet"]:
+        raise CommandError("--double and --gauntlet are two formats: choose one")
+    if options["gauntlet"]:
+        return Tournament.Format.GAUNTLET
+    if options["double"]:
+        return Tournament.Format.DOUBLE_ROUND_ROBIN
+    return Tournament.Format.ROUND_ROBIN

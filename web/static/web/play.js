@@ -179,7 +179,9 @@
 
   function handRenderer(seat, cards) {
     const playable = playableCards();
-    const row = A.el("div", { className: "cards" + (view.your_turn ? " my-turn" : ""), id: "my-hand", "aria-label": "Your hand" });
+    // A long hand (a Durak hand after taking) is a fan, wrapping to the table's width.
+    const fan = cards.length > 8 ? " fan" : "";
+    const row = A.el("div", { className: "cards" + fan + (view.your_turn ? " my-turn" : ""), id: "my-hand", "aria-label": "Your hand" });
     for (const code of cards) {
       const chosen = selected.includes(code) || covers.some((pair) => pair[1] === code);
       const classes = [playable.has(code) ? "playable" : "", chosen ? "selected" : ""].join(" ");
@@ -226,7 +228,7 @@
       const pile = state.pile || [];
       if (pile[pile.length - 1] === entry.move.card) before = { pile: pile.slice(0, -1) };
     }
-    return A.describeMove(state.game, entry.seat, entry.move, before, state, config.seats);
+    return A.describeMove(state.game, entry.seat, entry.move, before, state, config.seats, (view.your_seats || [])[0]);
   }
 
   function renderHistory(state) {
@@ -236,6 +238,19 @@
     const list = $("history");
     list.replaceChildren(...items);
     list.scrollTop = list.scrollHeight;
+  }
+
+  // A match that did not end by the rules, told as a person would say it.
+  function yourForfeit(reason) {
+    if (reason === "resign") return "You resigned: the match is lost.";
+    if (reason === "timeout") return "You ran out of time: the match is lost.";
+    return "You lost the match: " + A.endReasonWords(reason) + ".";
+  }
+
+  function theirForfeit(who, reason) {
+    if (reason === "resign") return who + " resigned.";
+    if (reason === "timeout") return who + " ran out of time.";
+    return who + " forfeited: " + A.endReasonWords(reason) + ".";
   }
 
   function renderResult() {
@@ -251,12 +266,12 @@
     else if (result.loser === null || result.loser === undefined) text = "Drawn: nobody lost.";
     else if (view.your_seats.includes(result.loser)) {
       tone = "lose";
-      if (!byRules) text = "You lost the match (" + view.end_reason + ").";
+      if (!byRules) text = yourForfeit(view.end_reason);
       else text = game === "durak" ? "You lost: you are the fool." : "You lost: you were the last one holding cards.";
     } else {
       tone = "win";
       const headline = config.players === 2 ? "You won! " : "You did not lose! ";
-      text = headline + (byRules ? A.resultText(game, result, config.seats, { endReason: view.end_reason }) : name(result.loser) + " lost the match (" + view.end_reason + ").");
+      text = headline + (byRules ? A.resultText(game, result, config.seats, { endReason: view.end_reason }) : theirForfeit(name(result.loser), view.end_reason));
     }
     banner.className = "result-banner " + tone;
     banner.dataset.loser = result.loser === null || result.loser === undefined ? "" : String(result.loser);

@@ -14,6 +14,7 @@
           if (response.ok) {
             const html = await response.text();
             region.innerHTML = html;
+            if (window.ArenaTables) window.ArenaTables.stack(region);
             if (!region.querySelector("[data-live]")) return;
           }
         } catch (error) {

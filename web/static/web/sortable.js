@@ -1,5 +1,6 @@
-/* Sortable tables: a click on a header with data-sort ("num" or "text") sorts the rows by
- * that column's data-value (or text), and a second click reverses the order. */
+/* Sortable tables: a header with data-sort ("num" or "text") holds a button that sorts the
+ * rows by that column's data-value (or text); a second press reverses the order. The
+ * header cell keeps its role (a column header), its aria-sort says the order. */
 (function () {
   "use strict";
   for (const table of document.querySelectorAll("table.sortable")) {
@@ -7,8 +8,11 @@
     headers.forEach((th, column) => {
       const kind = th.dataset.sort;
       if (!kind) return;
-      th.tabIndex = 0;
-      th.setAttribute("role", "button");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "sort-button";
+      button.append(...th.childNodes);
+      th.append(button);
       const sort = () => {
         const ascending = th.getAttribute("aria-sort") !== "ascending";
         headers.forEach((h) => h.removeAttribute("aria-sort"));
@@ -27,8 +31,7 @@
         });
         body.append(...rows);
       };
-      th.addEventListener("click", sort);
-      th.addEventListener("keydown", (event) => { if (event.key === "Enter" || event.key === " ") { event.preventDefault(); sort(); } });
+      button.addEventListener("click", sort);
     });
   }
 })();

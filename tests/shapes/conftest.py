@@ -1,0 +1,1 @@
+from tests.bots.conftest import http_bot  # noqa: F401 - the fixture, for the shape tests
