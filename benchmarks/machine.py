@@ -70,16 +70,25 @@ def wait_for_idle(*, busy_below: float, timeout: float) -> float:
             return busy
 
 
+def command_line(pid: int) -> str | None:
+    """Return the command line of process ``pid``, its arguments joined by spaces (None if
+    it has ended)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return None
+
+
 def processes_cpu(match: str) -> dict[int, float]:
     """Return ``{pid: CPU seconds so far}`` of the processes whose command line has ``match``."""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
+        command = command_line(int(entry.name))
+        if command is None or match not in command:
+            continue
         try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            if match not in command:
-                continue
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
@@ -258,11 +267,11 @@ def session_processes(sessions) -> list[ProcessSample]:
             stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             if int(stat[3]) not in sessions:
                 continue
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             rss = _rss_kib((entry / "status").read_text())
         except OSError:
             continue
-        if rss is not None:
+        command = command_line(int(entry.name))
+        if rss is not None and command is not None:
             found.append(ProcessSample(int(entry.name), int(stat[1]), int(stat[3]), command,
                                        rss / 1024))  # fmt: skip
     return found

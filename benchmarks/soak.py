@@ -368,11 +368,8 @@ def _kind(command: str, session: str, ppid: int) -> str | None:
 
 def _is_main(ppid: int) -> bool:
     """Whether a worker process's parent is not itself a worker (run-dev's shell)."""
-    try:
-        command = Path(f"/proc/{ppid}/cmdline").read_bytes()
-    except OSError:
-        return True
-    return b"worker" not in command
+    command = machine.command_line(ppid)
+    return command is None or "worker" not in command
 
 
 def _now() -> str:

@@ -105,9 +105,9 @@ def run(options) -> dict:
     # set-up, the first reads of the seats' bots) is not a turn's cost.
     play(options.matches)
     before = dict(counts)
-    cpu, backend_cpu = time.process_time(), machine.pids_cpu_s([backend])
+    cpu, backend_cpu = machine.own_cpu(), machine.pids_cpu_s([backend])
     turns = play(options.turns)
-    cpu, backend_cpu = time.process_time() - cpu, machine.pids_cpu_s([backend]) - backend_cpu
+    cpu, backend_cpu = machine.own_cpu() - cpu, machine.pids_cpu_s([backend]) - backend_cpu
     each = {name: (counts[name] - before[name]) / turns for name in counts}
     result = {
         "turns": turns,
