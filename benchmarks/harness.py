@@ -209,7 +209,8 @@ def stop_process_groups(
     ``stop_process_group`` does, all at once: SIGTERM to every group first, so that they
     end side by side (a web server's streams and the clients reading them), then SIGKILL
     to each leader not ended within ``timeout`` seconds, and to what is left of its group
-    (a reloader's child or a pool process may outlive its parent)."""
+    after up to ``timeout`` seconds more (a reloader's child or a pool process may outlive
+    its parent)."""
     processes = [process for process in processes if process is not None]
     for process in processes:
         with contextlib.suppress(ProcessLookupError):
