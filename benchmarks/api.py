@@ -56,13 +56,10 @@ import random
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import httpx
 
 from benchmarks import api_load, harness, machine
 
@@ -107,7 +104,7 @@ class Server:
         }
         self.workers, self.threads, self.worker = workers, threads, worker
         self.log = log
-        self.processes: list[subprocess.Popen] = []
+        self.processes: list = []
 
     def __enter__(self) -> Server:
         # The production configuration (cardserver/gunicorn.py, JSON access log), its
@@ -144,18 +141,14 @@ class Server:
         self.port = self.ports[shape]
 
     def _healthy(self) -> bool:
-        try:
-            return httpx.get(f"{self.url}/api/v1/health/").status_code == 200
-        except httpx.HTTPError:
-            return False
+        return harness.answers(f"{self.url}/api/v1/health/")
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def __exit__(self, *exc) -> None:
-        for process in self.processes:
-            harness.stop_process_group(process)
+        harness.stop_process_groups(self.processes)
 
 
 def _tokens(count: int) -> list[str]:
@@ -331,7 +324,7 @@ def main() -> None:
         figures["shapes"] = {
             name: {"throughput": runs[0], "latency": runs[1]} for name, runs in results.items()
         }
-        args.json.write_text(json.dumps(figures, indent=2))
+        harness.write_json(args.json, figures)
 
 
 def measure(args, server: Server) -> tuple[dict[str, tuple[list, list]], dict | None]:
@@ -340,7 +333,7 @@ def measure(args, server: Server) -> tuple[dict[str, tuple[list, list]], dict | 
     tokens = _tokens(args.clients + args.lanes)
     names = [_username(t) for t in tokens]
     results: dict[str, tuple[list, list]] = {shape: ([], []) for shape in server.shapes}
-    for repeat, shape in [(r, s) for r in range(args.repeats) for s in server.shapes]:
+    for repeat, shape in harness.rounds(args.repeats, server.shapes):
         server.use(shape)
         throughput, latency = results[shape]
         print(f"-- {shape}", flush=True)

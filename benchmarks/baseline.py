@@ -25,6 +25,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import BASE_DIR, bench_lock
 
 
@@ -67,17 +68,16 @@ def compare(
     results: dict[str, list[dict]] = {"base": [], "this": []}
     with tempfile.TemporaryDirectory() as folder:
         base = tree_export(ref, Path(folder) / "base")
-        for number in range(rounds):
-            for name, tree in (("base", base), ("this", BASE_DIR)):
-                figures_file = Path(folder) / f"{name}-{number}.json"
-                which = ref if name == "base" else "this tree"
-                print(f"round {number + 1}/{rounds}: {name} ({which})", flush=True)
-                with bench_lock(lock):
-                    subprocess.run(
-                        [sys.executable, "-m", module, *args, "--json", str(figures_file)],
-                        cwd=tree, check=True,
-                    )  # fmt: skip
-                results[name].append(flatten(json.loads(figures_file.read_text())))
+        for number, (name, tree) in harness.rounds(rounds, (("base", base), ("this", BASE_DIR))):
+            figures_file = Path(folder) / f"{name}-{number}.json"
+            which = ref if name == "base" else "this tree"
+            print(f"round {number + 1}/{rounds}: {name} ({which})", flush=True)
+            with bench_lock(lock):
+                subprocess.run(
+                    [sys.executable, "-m", module, *args, "--json", str(figures_file)],
+                    cwd=tree, check=True,
+                )  # fmt: skip
+            results[name].append(flatten(json.loads(figures_file.read_text())))
     report: dict[str, dict] = {}
     for key in results["this"][0]:
         base_values = [r[key] for r in results["base"] if key in r]
@@ -96,9 +96,7 @@ def compare(
             f"  {key}: {row['base_median']:g} {row['base_range']} -> {row['this_median']:g} "
             f"{row['this_range']} ({row['ratio']})"
         )
-    if out is not None:
-        out.write_text(json.dumps({"ref": ref, "rounds": rounds, "figures": report,
-                                   "raw": results}, indent=2))  # fmt: skip
+    harness.write_json(out, {"ref": ref, "rounds": rounds, "figures": report, "raw": results})
     return report
 
 

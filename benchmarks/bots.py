@@ -13,7 +13,6 @@ moves or more).  Decisions are seeded with ``decision_rng``, so a run replays ex
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import platform
@@ -21,6 +20,7 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from cardkit.engine import load_game
 from cardkit.players import DEFAULT_BUDGET, decision_rng, get_player
 from cardkit.stats.proportions import wilson_interval
@@ -117,11 +117,10 @@ def main() -> None:
         for first, second in pairings:
             rows.append(run_pairing(first, second, args.deals, args.budget, pool))
             report(rows[-1])
-    if args.json:
-        args.json.write_text(json.dumps({"budget": budget, "rows": [
-            {**row, "times": {name: _time_summary(times) for name, times in row["times"].items()}}
-            for row in rows
-        ]}, indent=2))
+    harness.write_json(args.json, {"budget": budget, "rows": [
+        {**row, "times": {name: _time_summary(times) for name, times in row["times"].items()}}
+        for row in rows
+    ]})  # fmt: skip
 
 
 def _time_summary(times: list[float]) -> dict:

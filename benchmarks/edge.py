@@ -21,7 +21,6 @@ import os
 import select
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,10 +28,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import httpx
-
 from benchmarks.compose import BASE_DIR, image_command
-from benchmarks.harness import free_port, stop_process_group, wait_until
+from benchmarks.harness import accepts, answers, free_port, start, stop_process_group, wait_until
 
 PROXY_SCRIPT = BASE_DIR / "scripts" / "proxy"
 
@@ -125,11 +122,10 @@ class ImageServer:
         ]
 
     def __enter__(self) -> ImageServer:
-        self.process = subprocess.Popen(
-            self.command, cwd=BASE_DIR, env=self.environment, stdout=self.log.open("ab"),
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        wait_until(lambda: _answers(self.url), timeout=60, what="the web server")
+        # The app's defaults: the settings variables of this shell are not passed on.
+        self.process = start(self.command, env=self.environment, inherit=False, log=self.log)
+        wait_until(lambda: answers(f"{self.url}/api/v1/games/", status=None, timeout=2),
+                   timeout=60, what="the web server")  # fmt: skip
         return self
 
     def __exit__(self, *exc) -> None:
@@ -155,11 +151,9 @@ class Proxy:
         self.log = log
 
     def __enter__(self) -> Proxy:
-        self.process = subprocess.Popen(
-            self.command, cwd=BASE_DIR, stdout=self.log.open("ab"),
-            stderr=self.log.with_suffix(".err").open("ab"), start_new_session=True,
-        )  # fmt: skip
-        wait_until(lambda: _accepts(self.port) or self.process.poll() is not None,
+        self.process = start(self.command, env={}, log=self.log,
+                             errors=self.log.with_suffix(".err"))  # fmt: skip
+        wait_until(lambda: accepts(self.port) or self.process.poll() is not None,
                    timeout=20, what="nginx")  # fmt: skip
         assert self.process.poll() is None, self.log.with_suffix(".err").read_text()
         return self
@@ -169,19 +163,6 @@ class Proxy:
 
     def lines_logged(self) -> list[dict]:
         return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
-
-
-def _accepts(port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-        return True
-    return False
-
-
-def _answers(url: str) -> bool:
-    with contextlib.suppress(httpx.HTTPError):
-        httpx.get(f"{url}/api/v1/games/", timeout=2)
-        return True
-    return False
 
 
 HOST = b"Host: 127.0.0.1\r\n"

@@ -10,7 +10,6 @@ second over the repeats, with the spread (min-max) so a noisy machine shows as s
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -18,6 +17,7 @@ import statistics
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from cardkit.engine import load_game
 
 VARIANTS = [
@@ -89,8 +89,7 @@ def main() -> None:
         spread = f"{row['deals_per_s_min']:>7.0f}-{row['deals_per_s_max']:<7.0f}"
         print(f"{row['game']:<12} {row['players']:>7} {row['deck_size']:>4} "
               f"{row['deals_per_s']:>9.0f} {spread} {row['moves_per_s']:>9.0f}")
-    if args.json:
-        args.json.write_text(json.dumps({"pinned": pinned, "rows": rows}, indent=2))
+    harness.write_json(args.json, {"pinned": pinned, "rows": rows})
 
 
 if __name__ == "__main__":

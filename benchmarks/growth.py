@@ -22,7 +22,6 @@ which at 10^6 takes long enough that other runs should not wait for it).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -102,7 +101,7 @@ def main() -> None:
         harness.django_setup(harness.environment(database=db, var_dir=Path(var_dir)))
         figures = run(options, sizes)
     options.json.parent.mkdir(parents=True, exist_ok=True)
-    options.json.write_text(json.dumps(figures, indent=2))
+    harness.write_json(options.json, figures)
     print(f"\nFigures written to {options.json}")
 
 

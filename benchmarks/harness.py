@@ -7,15 +7,24 @@ others share: ``scratch_database`` creates a PostgreSQL database (or an SQLite f
 drops it at the end, whatever happens; ``broker_queue`` gives the Celery messages a queue
 on Redis that no other worker reads, emptied before and after (another database on the
 same Redis is never touched); ``environment`` is what Django, gunicorn and Celery workers
-need to run on them; ``django_setup`` configures this process with it; ``start`` and
-``stop_process_group`` run a server or a worker as a process group that is always
-stopped.
+need to run on them; ``django_setup`` configures this process with it.
+
+Every server, worker or client a benchmark starts goes through ``start`` (a process
+group of its own, its output appended to a log) and ``stop_process_group`` or
+``stop_process_groups`` (SIGTERM, then SIGKILL to what is left of the group); it is
+ready when ``wait_until`` sees ``answers`` (an HTTP GET answered) or ``accepts`` (a TCP
+connection taken); ``log_lines`` and ``log_tail`` read what it wrote. ``rounds`` orders
+the runs of a comparison so that they take turns, ``write_json`` writes a benchmark's
+figures for ``--json`` (``benchmarks.results`` records them), and ``bench_lock`` holds the
+shared machine's benchmark lock. The CPU and memory of the processes are read by
+``benchmarks.machine``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import signal
 import socket
@@ -24,10 +33,11 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 POSTGRES = "postgres://postgres@127.0.0.1:5432"
@@ -163,16 +173,25 @@ def django_on_scratch_database(server: str = POSTGRES, *, sqlite: bool = False) 
         yield
 
 
-def start(command: list[str], *, env: Mapping[str, str], log: Path | None = None):
-    """Start ``command`` (``python -m ...`` in the project) as a process group of its own."""
-    return subprocess.Popen(
-        command,
-        cwd=BASE_DIR,
-        env={**os.environ, **env},
-        stdout=open(log, "ab") if log else subprocess.DEVNULL,  # noqa: SIM115
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+def start(
+    command: list[str], *, env: Mapping[str, str], log: Path | None = None,
+    errors: Path | None = None, inherit: bool = True,
+) -> subprocess.Popen:  # fmt: skip
+    """Start ``command`` (``python -m ...`` in the project) as a process group of its own.
+
+    ``env`` is added to this process's environment, or with ``inherit=False`` is the
+    whole of it (a server that must not see the calling shell's settings). Its output is
+    appended to ``log`` (nowhere without one), its standard error to ``errors`` if
+    given, else to ``log`` too.
+    """
+    with contextlib.ExitStack() as files:
+        # The child keeps its own copies of the handles; this process's are closed.
+        stdout = files.enter_context(open(log, "ab")) if log else subprocess.DEVNULL
+        stderr = files.enter_context(open(errors, "ab")) if errors else subprocess.STDOUT
+        return subprocess.Popen(
+            command, cwd=BASE_DIR, env={**os.environ, **env} if inherit else dict(env),
+            stdout=stdout, stderr=stderr, start_new_session=True,
+        )  # fmt: skip
 
 
 def stop_process_group(process: subprocess.Popen, timeout: float = 30) -> None:
@@ -180,19 +199,36 @@ def stop_process_group(process: subprocess.Popen, timeout: float = 30) -> None:
     SIGKILL if it has not ended within ``timeout`` seconds. The group is signalled even
     when its leader has ended: a script's background children (``cmd &``) outlive it in
     the group, and were left running when only a live leader was signalled."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    stop_process_groups([process], timeout)
+
+
+def stop_process_groups(
+    processes: Iterable[subprocess.Popen | None], timeout: float = 30
+) -> None:
+    """Stop the process groups of ``processes`` (None is passed over) as
+    ``stop_process_group`` does, all at once: SIGTERM to every group first, so that they
+    end side by side (a web server's streams and the clients reading them), then SIGKILL
+    to each leader not ended within ``timeout`` seconds, and to what is left of its group
+    after up to ``timeout`` seconds more (a reloader's child or a pool process may outlive
+    its parent)."""
+    processes = [process for process in processes if process is not None]
+    for process in processes:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    deadline = time.monotonic() + timeout
+    for process in processes:
+        while _group_alive(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    deadline = time.monotonic() + timeout
-    while _group_alive(process.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _group_alive(group: int) -> bool:
@@ -226,6 +262,57 @@ def wait_until(predicate: Callable[[], bool], *, timeout: float, what: str) -> N
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(0.1)
+
+
+def answers(url: str, *, status: int | None = 200, timeout: float = 5) -> bool:
+    """Whether a GET of ``url`` is answered, with ``status`` (any status if it is None):
+    a server's readiness, for ``wait_until``."""
+    import httpx
+
+    try:
+        answer = httpx.get(url, timeout=timeout)
+    except httpx.HTTPError:
+        return False
+    return status is None or answer.status_code == status
+
+
+def accepts(port: int, *, timeout: float = 1) -> bool:
+    """Whether something on 127.0.0.1:``port`` takes a TCP connection."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout):
+        return True
+    return False
+
+
+def log_lines(path: Path) -> list[str]:
+    """The lines a process wrote to its log ``path`` so far (none if there is no file)."""
+    try:
+        return path.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def log_tail(path: Path, lines: int = 40) -> str:
+    """The last ``lines`` lines of the log ``path``: what a process said before it ended."""
+    return "\n".join(log_lines(path)[-lines:])
+
+
+T = TypeVar("T")
+
+
+def rounds(count: int, contenders: Sequence[T]) -> Iterator[tuple[int, T]]:
+    """Yield (round, contender): ``count`` rounds, in each every contender once, in order
+    (a, b, a, b, ...), so that a machine whose load drifts (others share it) weighs on
+    each alike; compare the medians of each one's runs."""
+    for number in range(count):
+        for contender in contenders:
+            yield number, contender
+
+
+def write_json(path: Path | None, figures, *, indent: int = 2) -> None:
+    """Write a benchmark's ``figures`` to ``path`` (its ``--json``; nothing if None), where
+    ``python -m benchmarks record`` and the tests read them."""
+    if path is not None:
+        path.write_text(json.dumps(figures, indent=indent) + "\n")
 
 
 @contextmanager

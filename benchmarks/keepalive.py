@@ -16,15 +16,13 @@ from __future__ import annotations
 import argparse
 import http.client
 import random
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+from benchmarks import harness
 from benchmarks.api import SHAPES
-from benchmarks.harness import BASE_DIR
-from benchmarks.harness import free_port as _free_port
 
 
 def measure(port: int, clients: int, seconds: float, pause: tuple[float, float]) -> dict:
@@ -73,27 +71,19 @@ def main() -> None:
         env = {"CARDSERVER_VAR_DIR": var_dir, "DEBUG": "1", "LOG_LEVEL": "WARNING",
                "PATH": "/usr/bin:/bin"}  # fmt: skip
         for shape in ("asgi", "gthread"):
-            port = _free_port()
-            server = subprocess.Popen(
+            port = harness.free_port()
+            server = harness.start(
                 [sys.executable, "-m", "gunicorn", "-c", "python:cardserver.gunicorn",
                  *SHAPES[shape], "--bind", f"127.0.0.1:{port}", "--workers", "2"],
-                cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=env, inherit=False,
             )  # fmt: skip
             try:
-                deadline = time.monotonic() + 60
-                while True:
-                    try:
-                        http.client.HTTPConnection("127.0.0.1", port, timeout=2).connect()
-                        break
-                    except OSError:
-                        if time.monotonic() > deadline:
-                            raise
-                        time.sleep(0.2)
+                harness.wait_until(lambda port=port: harness.accepts(port, timeout=2), timeout=60,
+                                   what=f"gunicorn ({shape})")  # fmt: skip
                 results[shape] = measure(port, args.clients, args.seconds, pause)
                 print(shape, results[shape], flush=True)
             finally:
-                server.terminate()
-                server.wait(30)
+                harness.stop_process_group(server)
     for shape, got in results.items():
         print(
             f"{shape:8} {got['requests']:6} GETs, pauses {args.pause} s: "

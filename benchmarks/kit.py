@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import harness
 from benchmarks.engine import pin_to_one_core, play_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,8 +182,7 @@ def main() -> None:
               f"({' '.join(sizes['kit_packages'])}); with [rl] "
               f"{sizes['kit_rl_site_packages_bytes'] / 2**20:.1f} MiB")
     figures["load_end"] = os.getloadavg()
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2))
+    harness.write_json(args.json, figures)
 
 
 if __name__ == "__main__":

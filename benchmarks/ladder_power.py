@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import itertools
-import json
 import math
 import multiprocessing
 import os
@@ -52,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import harness
 from cardkit.engine import load_game
 from cardkit.players import decision_rng
 from cardkit.players.greedy import greedy_choice
@@ -376,7 +376,7 @@ def main() -> None:
     if options.json:
         runs = [{"shape": t[0], "policy": t[1], "seed": t[2], **o}
                 for t, o in zip(tasks, outcomes, strict=True)]  # fmt: skip
-        options.json.write_text(json.dumps({"figures": figures, "runs": runs}, indent=2))
+        harness.write_json(options.json, {"figures": figures, "runs": runs})
 
 
 if __name__ == "__main__":

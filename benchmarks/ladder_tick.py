@@ -18,7 +18,6 @@ It prints the median and every run, in milliseconds.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import time
@@ -40,8 +39,7 @@ def main() -> None:
     for name, values in figures.items():
         print(f"{name}: median {statistics.median(values):.1f} ms "
               f"({', '.join(f'{v:.1f}' for v in values)})")  # fmt: skip
-    if options.json:
-        options.json.write_text(json.dumps(figures, indent=2))
+    harness.write_json(options.json, figures)
 
 
 def run(options) -> dict[str, list[float]]:

@@ -6,7 +6,8 @@ Eight people may share two cores: a benchmark waits for the machine to go quiet
 fixed piece of Python before each run (``calibrate``), since a virtual machine also
 changes speed with nothing of its own to show for it. A benchmark that starts workers
 reads the CPU time and resident memory of their process groups (``group_cpu_s``,
-``group_rss_mib``). Linux only (``/proc``).
+``group_rss_mib``); a soak reads each process of its sessions (``session_processes``).
+Linux only (``/proc``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import random
 import resource
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -68,16 +70,25 @@ def wait_for_idle(*, busy_below: float, timeout: float) -> float:
             return busy
 
 
+def command_line(pid: int) -> str | None:
+    """Return the command line of process ``pid``, its arguments joined by spaces (None if
+    it has ended)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return None
+
+
 def processes_cpu(match: str) -> dict[int, float]:
     """Return ``{pid: CPU seconds so far}`` of the processes whose command line has ``match``."""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
+        command = command_line(int(entry.name))
+        if command is None or match not in command:
+            continue
         try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            if match not in command:
-                continue
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
@@ -210,6 +221,15 @@ def pids_cpu_s(pids: list[int]) -> float:
     return total / ticks
 
 
+def _rss_kib(status: str) -> int | None:
+    """The resident set (``VmRSS``, KiB) in a ``/proc/<pid>/status`` text; None for a
+    process without one (a kernel thread, a zombie)."""
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return None
+
+
 def group_rss_mib(pid: int) -> float:
     """The resident memory of the process group led by ``pid``, in MiB."""
     total = 0
@@ -219,9 +239,39 @@ def group_rss_mib(pid: int) -> float:
         try:
             if os.getpgid(int(entry.name)) != pid:
                 continue
-            for line in (entry / "status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
+            total += _rss_kib((entry / "status").read_text()) or 0
         except (OSError, ProcessLookupError):
             continue
     return round(total / 1024, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessSample:
+    """One process as ``/proc`` shows it now."""
+
+    pid: int
+    parent: int
+    session: int
+    command: str
+    rss_mib: float
+
+
+def session_processes(sessions) -> list[ProcessSample]:
+    """Every process with a resident set in the sessions ``sessions`` (the ids of their
+    leaders: what ``benchmarks.harness.start`` returns), with its resident memory now."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(stat[3]) not in sessions:
+                continue
+            rss = _rss_kib((entry / "status").read_text())
+        except OSError:
+            continue
+        command = command_line(int(entry.name))
+        if rss is not None and command is not None:
+            found.append(ProcessSample(int(entry.name), int(stat[1]), int(stat[3]), command,
+                                       rss / 1024))  # fmt: skip
+    return found

@@ -41,8 +41,9 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.harness import scratch_database
-from benchmarks.soak import BASE_DIR, Soak, groups_stop
+from benchmarks import harness
+from benchmarks.harness import BASE_DIR, scratch_database
+from benchmarks.soak import Soak
 
 BUILTINS = ("random", "greedy", "strong")
 HTTP_MOVE_TIME_LIMIT = 5.0
@@ -72,10 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         builtin_tournaments=args.builtin_tournaments, persons=args.persons,
         ladder=not args.no_ladder, client=not args.no_client, at_least=args.at_least,
     )  # fmt: skip
-    text = json.dumps(report, indent=2)
-    print(text, flush=True)
-    if args.json:
-        args.json.write_text(text)
+    print(json.dumps(report, indent=2), flush=True)
+    harness.write_json(args.json, report)
     return 0
 
 
@@ -213,11 +212,8 @@ class Load:
         self._loop(self._challenges, client_owner)
 
     def _spawn(self, *arguments: str, log: str) -> None:
-        with (self.arena.var_dir / f"{log}.log").open("a") as output:
-            self.processes.append(subprocess.Popen(
-                [sys.executable, *arguments], cwd=BASE_DIR, env=self.arena.environment,
-                stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-            ))  # fmt: skip
+        command = [sys.executable, *arguments]
+        self.processes.append(self.arena.start_process(command, self.arena.var_dir / f"{log}.log"))
 
     def _tournament(self, owner: dict, bots: list[str], per_pairing: int) -> None:
         answer = self.http.post("/tournaments/", headers=owner, json={
@@ -342,7 +338,7 @@ class Load:
 
     def stop(self) -> None:
         self.stopping.set()
-        groups_stop([*self.processes])
+        harness.stop_process_groups(self.processes)
         self.arena.stop()
         self.http.close()
 

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import harness
 from cardkit.engine import load_game
 from cardkit.players import decision_rng, get_player
 from cardkit.stats import sprt
@@ -190,8 +191,7 @@ def main() -> None:
             }
         result["ratio"] = result["unpaired"]["games_mean"] / result["paired"]["games_mean"]
         print(json.dumps(result, indent=1))
-        if options.json:
-            options.json.write_text(json.dumps(result, indent=1))
+        harness.write_json(options.json, result, indent=1)
         return
     rows = []
     print(f"load at start {os.getloadavg()[0]:.2f}; {options.runs} tests a case")
@@ -240,8 +240,7 @@ def main() -> None:
                           f"{results['unpaired']['accepted_h1']:.0%}): unpaired / paired "
                           f"{ratio:.2f}")
                 rows.append(row)
-                if options.json:
-                    options.json.write_text(json.dumps({"rows": rows}, indent=1))
+                harness.write_json(options.json, {"rows": rows}, indent=1)
     print(f"\nload at end {os.getloadavg()[0]:.2f}")
 
 

@@ -134,16 +134,19 @@ def profile_start(folder: Path | None, seconds: float, group: list | None):
     ``folder/bot-calls.svg``, if a folder is given."""
     if folder is None or not group:
         return None
+    # Imported here: a worker imports this module, and needs none of it.
     import shutil
-    import subprocess
     import sys
+
+    from benchmarks import harness
 
     folder.mkdir(parents=True, exist_ok=True)
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    return subprocess.Popen(
+    return harness.start(
         [spy, "record", "--pid", str(group[0].pid), "--duration",
          str(int(seconds)), "--rate", "100", "--gil", "--nonblocking",
-         "--format", "flamegraph", "--output", str(folder / "bot-calls.svg")]
+         "--format", "flamegraph", "--output", str(folder / "bot-calls.svg")],
+        env={}, log=folder / "py-spy.log",
     )  # fmt: skip
 
 
@@ -153,10 +156,12 @@ def profile_end(profiler) -> None:
         return
     import subprocess
 
+    from benchmarks import harness
+
     try:
         profiler.wait(timeout=300)
     except subprocess.TimeoutExpired:
-        profiler.kill()
+        harness.stop_process_group(profiler, timeout=0)
         print("py-spy did not finish in time: no flame graph")
 
 

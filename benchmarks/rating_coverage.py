@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import random
 import time
@@ -34,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import harness
 from benchmarks.ladder_power import positive
 from cardkit.stats.bradley_terry import fit_ratings
 from cardkit.stats.elo import expected_score
@@ -154,9 +154,8 @@ def main() -> None:
               f"| {row['shown_mean_width']:.0f}, {row['bootstrap_mean_width']:.0f}, "
               f"{row['curvature_mean_width']:.0f} |", flush=True)  # fmt: skip
     print(f"(binomial standard error of a 95% share: about {rows[0]['standard_error']:.3f})")
-    if options.json:
-        options.json.write_text(json.dumps({"options": vars(options) | {"json": str(options.json)},
-                                            "rows": rows}, indent=1))  # fmt: skip
+    harness.write_json(options.json, {"options": vars(options) | {"json": str(options.json)},
+                                      "rows": rows}, indent=1)  # fmt: skip
 
 
 if __name__ == "__main__":

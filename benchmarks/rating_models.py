@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import multiprocessing
 import os
@@ -34,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import harness
 from benchmarks.ladder_power import (
     DECKS,
     Outcomes,
@@ -382,9 +382,7 @@ def main() -> None:
         for f in orders:
             print(f"| {f['shape']} | {f['model']} | {f['median']:.0f} | {f['q1']:.0f}-"
                   f"{f['q3']:.0f} | {f['wrong']:.0%} | {f['capped']} |")  # fmt: skip
-    if options.json:
-        options.json.write_text(json.dumps({"log_loss": losses, "confident_order": orders},
-                                           indent=2))  # fmt: skip
+    harness.write_json(options.json, {"log_loss": losses, "confident_order": orders})
 
 
 if __name__ == "__main__":

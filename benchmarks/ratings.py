@@ -21,7 +21,6 @@ It prints the median and every run, and fails if the recompute finds a differenc
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import sys
@@ -81,12 +80,11 @@ def run(options) -> None:
         + ")"
     )
     print("Fitted order: " + " > ".join(f"{e.bot.name} {e.rating:.0f}" for e in entries))
-    if options.json:
-        options.json.write_text(json.dumps({
-            "matches": options.matches, "bootstraps": settings.RATING_BOOTSTRAPS,
-            "database": connection.vendor, "total_s": totals, "replay_s": recomputes,
-            "fit_s": fits,
-        }, indent=2))
+    harness.write_json(options.json, {
+        "matches": options.matches, "bootstraps": settings.RATING_BOOTSTRAPS,
+        "database": connection.vendor, "total_s": totals, "replay_s": recomputes,
+        "fit_s": fits,
+    })  # fmt: skip
 
 
 def archive(matches: int, bots: int) -> None:

@@ -27,6 +27,7 @@ import argparse
 import json
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.mixed_load import mixed_load
 
 
@@ -62,10 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     report["tournament_matches_per_min"] = round(
         60 * tournament["finished"] / max(report["load_seconds"], 1.0), 1
     )
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text)
+    print(json.dumps(report, indent=2))
+    harness.write_json(args.json, report)
     print(
         f"{args.shape}: reply time of the built-ins to {args.persons} people over "
         f"{interactive['matches']} matches while {tournament['matches']} tournament matches "

@@ -28,7 +28,6 @@ The exit status is 0 when nothing crashed and no error was logged, 1 otherwise.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
@@ -42,9 +41,10 @@ from pathlib import Path
 
 import httpx
 
+from benchmarks import harness, machine
+from benchmarks.harness import BASE_DIR
 from benchmarks.soak_memory import RssSeries
 
-BASE_DIR = Path(__file__).resolve().parent.parent
 STRATEGIES = ("greedy", "random", "strong")
 ERROR_LINE = re.compile(r"\b(ERROR|CRITICAL)\b|^Traceback|Unrecoverable error")
 # Settings variables of the calling shell that would change the arena under test.
@@ -124,31 +124,25 @@ class Soak:
         )  # fmt: skip
 
     def start_run_dev(self) -> None:
-        with self.run_dev_log.open("a") as output:
-            self.run_dev = subprocess.Popen(
-                [str(BASE_DIR / "scripts" / "run-dev")],
-                cwd=BASE_DIR, env=self.environment, stdout=output, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.api}/health/", timeout=5).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        raise RuntimeError(f"the arena did not answer within 120 s; see {self.run_dev_log}")
+        run_dev = [str(BASE_DIR / "scripts" / "run-dev")]
+        self.run_dev = self.start_process(run_dev, self.run_dev_log)
+        self.wait_for_health(see=self.run_dev_log)
+
+    def start_process(self, command: list[str], log: Path):
+        """Start one of the arena's processes, in the arena's environment alone."""
+        return harness.start(command, env=self.environment, inherit=False, log=log)
+
+    def wait_for_health(self, *, see: Path) -> None:
+        harness.wait_until(lambda: harness.answers(f"{self.api}/health/"), timeout=120,
+                           what=f"the arena's health check (see {see})")  # fmt: skip
 
     def start_bot(self, name: str) -> None:
         bot = self.bots[name]
-        with (self.var_dir / f"bot-{name}.log").open("a") as output:
-            bot["process"] = subprocess.Popen(
-                [sys.executable, "-m", "cardkit", "serve", bot["strategy"],
-                 "--port", str(bot["port"]), "--secret", bot["secret"]],
-                cwd=BASE_DIR, env=self.environment, stdout=output, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
+        bot["process"] = self.start_process(
+            [sys.executable, "-m", "cardkit", "serve", bot["strategy"],
+             "--port", str(bot["port"]), "--secret", bot["secret"]],
+            self.var_dir / f"bot-{name}.log",
+        )  # fmt: skip
 
     def register_bots(self) -> None:
         with httpx.Client(base_url=self.api, timeout=30) as http:
@@ -181,14 +175,16 @@ class Soak:
                 http.post(f"/bots/{name}/ping/", headers=bot["headers"]).raise_for_status()
 
     def stop(self) -> None:
-        groups_stop([bot.get("process") for bot in self.bots.values()] + [self.run_dev])
+        harness.stop_process_groups(
+            [bot.get("process") for bot in self.bots.values()] + [self.run_dev]
+        )
 
     def check_processes(self) -> None:
         """Record and restart any process that exited by itself."""
         if self.run_dev.poll() is not None:
-            self.crash("run-dev", self.run_dev.returncode, _tail(self.run_dev_log))
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.run_dev.pid, signal.SIGKILL)
+            self.crash("run-dev", self.run_dev.returncode, harness.log_tail(self.run_dev_log))
+            # What the script left running goes with it, at once.
+            harness.stop_process_group(self.run_dev, timeout=0)
             self.restarts += 1
             self.start_run_dev()
         for name, bot in self.bots.items():
@@ -214,7 +210,7 @@ class Soak:
         return _kind(command, session, ppid)
 
     def log_lines(self) -> list[str]:
-        return _lines(self.run_dev_log)
+        return harness.log_lines(self.run_dev_log)
 
     def backlog(self) -> dict:
         return {"broker_files": len(list((self.var_dir / "celery" / "queue").glob("*.msg")))}
@@ -230,24 +226,10 @@ class Soak:
         """Return {kind: [(pid, RSS in MB)]} of the arena's processes."""
         sessions = self.sessions()
         found: dict[str, list[tuple[int, float]]] = {}
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-                status = (entry / "status").read_text()
-            except OSError:
-                continue
-            session = int(stat[3])
-            if session not in sessions:
-                continue
-            rss = re.search(r"VmRSS:\s+(\d+) kB", status)
-            if rss is None:
-                continue
-            kind = self.kind(command, sessions[session], int(stat[1]))
+        for process in machine.session_processes(sessions):
+            kind = self.kind(process.command, sessions[process.session], process.parent)
             if kind:
-                found.setdefault(kind, []).append((int(entry.name), int(rss.group(1)) / 1024))
+                found.setdefault(kind, []).append((process.pid, process.rss_mib))
         return found
 
     def report(self, final: bool = False) -> dict:
@@ -362,29 +344,11 @@ class Soak:
             "rss_samples": self.rss_series.samples,
             "rss_per_process": self.rss_series.summary(),
         }
-        self.json_path.write_text(json.dumps(figures, indent=1) + "\n")
+        harness.write_json(self.json_path, figures, indent=1)
 
 
 def _interrupt(signum: int, frame) -> None:
     raise KeyboardInterrupt
-
-
-def groups_stop(processes: list[subprocess.Popen | None], timeout: float = 30) -> None:
-    """Stop the process groups of ``processes``: SIGTERM to all, then SIGKILL to each that
-    has not ended within ``timeout`` seconds, and to what is left of its group (runserver's
-    reloader child or a pool process may outlive its parent)."""
-    for process in processes:
-        if process is not None and process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-    for process in processes:
-        if process is None:
-            continue
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
 
 
 def _kind(command: str, session: str, ppid: int) -> str | None:
@@ -401,22 +365,8 @@ def _kind(command: str, session: str, ppid: int) -> str | None:
 
 def _is_main(ppid: int) -> bool:
     """Whether a worker process's parent is not itself a worker (run-dev's shell)."""
-    try:
-        command = Path(f"/proc/{ppid}/cmdline").read_bytes()
-    except OSError:
-        return True
-    return b"worker" not in command
-
-
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(errors="replace").splitlines()
-    except OSError:
-        return []
-
-
-def _tail(path: Path) -> str:
-    return "\n".join(_lines(path)[-40:])
+    command = machine.command_line(ppid)
+    return command is None or "worker" not in command
 
 
 def _now() -> str:

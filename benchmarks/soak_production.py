@@ -27,12 +27,9 @@ the soak then exits with 1. Its report adds ``streams`` and the Redis queues' le
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 import random
 import secrets
-import signal
 import subprocess
 import sys
 import threading
@@ -41,9 +38,10 @@ from pathlib import Path
 
 import httpx
 
+from benchmarks import harness
 from benchmarks.compose import COMPOSE, compose_shell, image_command, service_environment
-from benchmarks.harness import POSTGRES, REDIS, scratch_database
-from benchmarks.soak import BASE_DIR, Soak, _tail, groups_stop, soak_arguments, soak_prepare
+from benchmarks.harness import BASE_DIR, POSTGRES, REDIS, scratch_database
+from benchmarks.soak import Soak, soak_arguments, soak_prepare
 from cardkit.engine.info import EndReason
 
 # The Celery queues of compose's workers, whose lengths show a backlog.
@@ -104,13 +102,7 @@ class ProductionSoak(Soak):
         """Start compose's app services (here in place of run-dev), each a process group."""
         for name in self.arena_commands():
             self.start_service(name)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.api}/health/", timeout=5).status_code == 200:
-                    return
-            time.sleep(1)
-        raise RuntimeError(f"the web server did not answer within 120 s; see {self.var_dir}")
+        self.wait_for_health(see=self.var_dir)
 
     def arena_commands(self) -> dict[str, list[str]]:
         web = [arg.replace("0.0.0.0:8000", f"127.0.0.1:{self.port}") for arg in image_command()]
@@ -128,11 +120,7 @@ class ProductionSoak(Soak):
 
     def start_service(self, name: str) -> None:
         command = self.arena_commands()[name]
-        with (self.var_dir / f"{name}.log").open("a") as output:
-            self.arena[name] = subprocess.Popen(
-                command, cwd=BASE_DIR, env=self.environment, stdout=output,
-                stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
+        self.arena[name] = self.start_process(command, self.var_dir / f"{name}.log")
 
     def register_bots(self) -> None:
         """The HTTP bots, then ``--clients`` client bots of users of their own, each run by
@@ -160,26 +148,24 @@ class ProductionSoak(Soak):
 
     def start_client(self, name: str) -> None:
         client = self.clients[name]
-        with (self.var_dir / f"{name}.log").open("a") as output:
-            client["process"] = subprocess.Popen(
-                [sys.executable, "-m", "cardkit", "client", "greedy",
-                 "--server", f"http://127.0.0.1:{self.port}", "--token", client["token"]],
-                cwd=BASE_DIR, env=self.environment, stdout=output, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
+        client["process"] = self.start_process(
+            [sys.executable, "-m", "cardkit", "client", "greedy",
+             "--server", f"http://127.0.0.1:{self.port}", "--token", client["token"]],
+            self.var_dir / f"{name}.log",
+        )  # fmt: skip
 
     def stop(self) -> None:
         self._stop.set()
         bots = [bot.get("process") for bot in [*self.bots.values(), *self.clients.values()]]
         # The web server's SIGTERM ends its streams with their reconnect event.
-        groups_stop([*bots, *self.arena.values()], timeout=40)
+        harness.stop_process_groups([*bots, *self.arena.values()], timeout=40)
 
     def check_processes(self) -> None:
         for name, process in list(self.arena.items()):
             if process.poll() is not None:
-                self.crash(name, process.returncode, _tail(self.var_dir / f"{name}.log"))
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
+                self.crash(name, process.returncode, harness.log_tail(self.var_dir / f"{name}.log"))
+                # What it left running in its group goes with it, at once.
+                harness.stop_process_group(process, timeout=0)
                 self.restarts += 1
                 self.start_service(name)
         for name, bot in self.bots.items():
@@ -189,7 +175,8 @@ class ProductionSoak(Soak):
                 self.start_bot(name)
         for name, client in self.clients.items():
             if client["process"].poll() is not None:
-                self.crash(name, client["process"].returncode, _tail(self.var_dir / f"{name}.log"))
+                log = self.var_dir / f"{name}.log"
+                self.crash(name, client["process"].returncode, harness.log_tail(log))
                 self.restarts += 1
                 self.start_client(name)
 
@@ -212,7 +199,7 @@ class ProductionSoak(Soak):
     def log_lines(self) -> list[str]:
         lines = []
         for name in self.arena:
-            lines += _lines_of(self.var_dir / f"{name}.log")
+            lines += harness.log_lines(self.var_dir / f"{name}.log")
         return lines
 
     def backlog(self) -> dict:
@@ -396,13 +383,6 @@ class ProductionSoak(Soak):
                 return self.soak(seconds, report_every, before_loop=self.clients_start)
         finally:
             self.redis_flush()
-
-
-def _lines_of(path: Path) -> list[str]:
-    try:
-        return path.read_text(errors="replace").splitlines()
-    except OSError:
-        return []
 
 
 def _time() -> str:

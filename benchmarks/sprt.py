@@ -18,11 +18,11 @@ vectors, exact (``sprt.llr``) and by the closed-form approximation Fishtest call
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
 
+from benchmarks import harness
 from cardkit.stats import sprt
 
 LOPSIDED = [
@@ -78,8 +78,7 @@ def main() -> None:
             print(f"{model:<11} [{elo0:g}, {elo1:g}]{'':<4} {true:>5g}  {rate:>10.3f}"
                   f"  ({expected:.2f}±{error:.3f})  {result.mean_pairs:>10.0f}"
                   f"  {result.median_pairs:>6.0f}  {fixed:>5}")
-    if options.json:
-        options.json.write_text(json.dumps({"runs": options.runs, "rows": rows}, indent=1))
+    harness.write_json(options.json, {"runs": options.runs, "rows": rows}, indent=1)
 
 
 if __name__ == "__main__":

@@ -16,14 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import resource
 import threading
 import time
 
-
-def _own_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+from benchmarks.machine import own_cpu
 
 
 class StreamHolder:
@@ -141,7 +137,7 @@ def _serve(connection, port: int) -> None:
         elif command == "arrivals":
             connection.send(holder.take_arrivals())
         else:  # "cpu"
-            connection.send(_own_cpu())
+            connection.send(own_cpu())
 
 
 class HolderProcess:

@@ -15,7 +15,6 @@ the figure for the same tournament played in one process without Celery.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import statistics
@@ -77,8 +76,7 @@ def run(options, env: dict, broker: harness.Broker) -> None:
     rates = [inline_run(bots, options) for _ in range(options.runs)]
     figures["inline"] = {"median": statistics.median(rates), "runs": rates}
     figures["matches"] = len(bots) * (len(bots) - 1) // 2 * options.games
-    if options.json:
-        options.json.write_text(json.dumps(figures, indent=2))
+    harness.write_json(options.json, figures)
     print(
         f"In one process, no Celery: {statistics.median(rates):.0f} matches/min "
         f"(median of {len(rates)}: " + ", ".join(f"{r:.0f}" for r in rates) + ")"

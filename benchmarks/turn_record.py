@@ -23,14 +23,13 @@ benchmarks.turn_record`` draws its flame graph.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 import uuid
 from pathlib import Path
 from tempfile import mkdtemp
 
-from benchmarks import harness
+from benchmarks import harness, machine
 
 
 class _Pool:
@@ -57,7 +56,6 @@ def run(options) -> dict:
 
     import bots.pool
     from benchmarks import probe
-    from benchmarks.bot_calls import _pids_cpu_s
     from bots.driver import bot_turns_play
     from bots.models import Bot
     from games.seating import SeatHolder
@@ -107,9 +105,9 @@ def run(options) -> dict:
     # set-up, the first reads of the seats' bots) is not a turn's cost.
     play(options.matches)
     before = dict(counts)
-    cpu, backend_cpu = time.process_time(), _pids_cpu_s([backend])
+    cpu, backend_cpu = machine.own_cpu(), machine.pids_cpu_s([backend])
     turns = play(options.turns)
-    cpu, backend_cpu = time.process_time() - cpu, _pids_cpu_s([backend]) - backend_cpu
+    cpu, backend_cpu = machine.own_cpu() - cpu, machine.pids_cpu_s([backend]) - backend_cpu
     each = {name: (counts[name] - before[name]) / turns for name in counts}
     result = {
         "turns": turns,
@@ -160,8 +158,7 @@ def main() -> None:
         env |= {"CACHE_URL": options.broker}
         harness.django_setup(env)
         figures = run(options)
-    if options.json:
-        options.json.write_text(json.dumps(figures, indent=2))
+    harness.write_json(options.json, figures)
 
 
 if __name__ == "__main__":
