@@ -42,7 +42,7 @@ from pathlib import Path
 import httpx
 
 from benchmarks import harness
-from benchmarks.harness import BASE_DIR, scratch_database
+from benchmarks.harness import scratch_database
 from benchmarks.soak import Soak
 
 BUILTINS = ("random", "greedy", "strong")
@@ -327,12 +327,7 @@ class Load:
     def _report(self) -> dict:
         code = "import json; from benchmarks.mixed_load_report import load_report; " \
             f"print(json.dumps(load_report(since={self.started})))"
-        result = subprocess.run(
-            [sys.executable, "-c", f"import django; django.setup(); {code}"], cwd=BASE_DIR,
-            env={**self.arena.environment, "DJANGO_SETTINGS_MODULE": "cardserver.settings"},
-            capture_output=True, text=True, timeout=300, check=True,
-        )  # fmt: skip
-        report = json.loads(result.stdout.strip().splitlines()[-1])
+        report = self.arena.django_json(code)
         report["load_errors"] = self.errors[:20]
         return report
 

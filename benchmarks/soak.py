@@ -272,17 +272,23 @@ class Soak:
         print(_summary(report), flush=True)
         return report
 
+    def django_json(self, code: str, *, timeout: float = 300) -> object:
+        """What ``code`` prints last, as JSON, run in a process set up on the arena's settings
+        (its database): the benchmarks' reads of the arena's figures."""
+        result = subprocess.run(
+            [sys.executable, "-c", f"import django; django.setup(); {code}"], cwd=BASE_DIR,
+            env={**self.environment, "DJANGO_SETTINGS_MODULE": "cardserver.settings"},
+            capture_output=True, text=True, timeout=timeout, check=True,
+        )  # fmt: skip
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
     def matches(self) -> dict:
         code = (
             "import json; from benchmarks.arena_counts import archive_counts; "
             "print(json.dumps(archive_counts()))"
         )
         try:
-            answer = subprocess.run(
-                [sys.executable, "manage.py", "shell", "-c", code], cwd=BASE_DIR,
-                env=self.environment, check=True, capture_output=True, text=True, timeout=120,
-            )  # fmt: skip
-            return json.loads(answer.stdout.splitlines()[-1])
+            return self.django_json(code, timeout=120)
         except (subprocess.SubprocessError, ValueError, IndexError) as exc:
             return {"unavailable": f"{type(exc).__name__}: {exc}"}
 
