@@ -8,7 +8,8 @@ is the first answer again, and nothing new is written.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,7 +29,7 @@ from games.errors import (
 from games.events import Change, match_changed_announce
 from games.models import Match, Move
 from games.records import match_records_count
-from games.rows import match_row, moves_insert_match_update
+from games.rows import match_row, matches_locked_ahead, moves_insert_match_update
 from games.selectors import (
     match_state,
     match_state_keep,
@@ -178,6 +179,19 @@ def match_moves_append(
             raise NotYourTurn(match.ply, match.to_move)
         _play(match, moves, notify=False)
     return match
+
+
+@contextmanager
+def matches_locked(*, match_ids: Iterable[int]) -> Iterator[None]:
+    """Lock the matches' rows in one statement, for the ``match_moves_append`` of each
+    in this block (one append a match: it takes the row instead of locking it itself).
+
+    For the I/O pool, which records the answers that came at once in one transaction: one
+    locked read for all of them, where each read its own. Call it inside that transaction,
+    before anything in it writes these matches.
+    """
+    with matches_locked_ahead({i: match_state_known(i) for i in match_ids}):
+        yield
 
 
 def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> list[Move]:

@@ -12,7 +12,9 @@ written once and kept is ``cardserver.sql``'s; the statements of play are here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
@@ -55,16 +57,73 @@ def match_row(
     """
     if not for_update:
         return _MATCH.one([match_id])
+    ahead = _LOCKED_AHEAD.get()
+    if ahead is not None and match_id in ahead:
+        return ahead.pop(match_id)
     if snapshot_unless_at is None:
         return _MATCH_FOR_UPDATE.one([match_id])
     match = _MATCH_FOR_UPDATE_UNLESS_AT.one([snapshot_unless_at, match_id])
-    if match is not None:
-        sent = match.__dict__.pop("_snapshot_sent")
-        if sent is not None:
-            field = Match._meta.get_field("snapshot")
-            connection = connections[DEFAULT_DB_ALIAS]
-            match.snapshot = field.from_db_value(sent, None, connection)
+    return None if match is None else _snapshot_sent_set(match)
+
+
+def _snapshot_sent_set(match: Match) -> Match:
+    """Set the snapshot that a read ``unless at`` a ply sent (it stays deferred if not)."""
+    sent = match.__dict__.pop("_snapshot_sent")
+    if sent is not None:
+        field = Match._meta.get_field("snapshot")
+        match.snapshot = field.from_db_value(sent, None, connections[DEFAULT_DB_ALIAS])
     return match
+
+
+# The rows that ``matches_locked_ahead`` locked and read, by id, until ``match_row``
+# takes each (once).
+_LOCKED_AHEAD: ContextVar[dict[int, Match] | None] = ContextVar("locked_ahead", default=None)
+# The locked reads of several matches, by how many (the parameters: each match and its
+# ply, then the matches).
+_MATCHES_AHEAD: dict[int, RowQuery] = {}
+
+
+@contextmanager
+def matches_locked_ahead(plies_known: dict[int, int | None]) -> Iterator[None]:
+    """Lock and read the rows of the matches (ids, each with the ply at which the
+    caller keeps its state, or None) in one statement, ordered by id; inside the block,
+    ``match_row(id, for_update=True)`` takes each of these rows once instead of a
+    locked read of its own, the snapshot left out where the row is at the ply given.
+
+    Must be used inside the transaction that the block's writes run in, and only where
+    nothing writes those rows in the block before ``match_row`` takes them (a row taken
+    is the caller's to write): then each row is as a locked read of its own would find it.
+    """
+    count = len(plies_known)
+    query = _MATCHES_AHEAD.get(count)
+    if query is None:
+        query = _MATCHES_AHEAD[count] = _matches_ahead_query(count)
+    ids = sorted(plies_known)
+    plies = [-1 if plies_known[i] is None else plies_known[i] for i in ids]
+    params = [value for pair in zip(ids, plies, strict=True) for value in pair] + ids
+    rows = {match.pk: _snapshot_sent_set(match) for match in query.all(params)}
+    token = _LOCKED_AHEAD.set(rows)
+    try:
+        yield
+    finally:
+        _LOCKED_AHEAD.reset(token)
+
+
+def _matches_ahead_query(count: int) -> RowQuery:
+    # The ply at which each match's snapshot is left out, by id: a CASE, so that the
+    # statement is the same on SQLite (no arrays) and PostgreSQL.
+    plies = " ".join(["WHEN %s THEN CAST(%s AS integer)"] * count)
+    ids = ", ".join(["%s"] * count)
+    return RowQuery(
+        Match,
+        f"WHERE {{table}}.id IN ({ids}) ORDER BY {{table}}.id",
+        for_update=True,
+        only=_MATCH_FOR_UPDATE_UNLESS_AT.only,
+        annotations={
+            "_snapshot_sent": f'CASE WHEN {{table}}."ply" = (CASE {{table}}.id {plies} END) '
+            'THEN NULL ELSE {table}."snapshot" END'
+        },
+    )
 
 
 def match_progress(match_id: int) -> tuple[int, str, int | None] | None:
