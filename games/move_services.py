@@ -184,11 +184,15 @@ def match_moves_append(
 @contextmanager
 def matches_locked(*, match_ids: Iterable[int]) -> Iterator[None]:
     """Lock the matches' rows in one statement, for the ``match_moves_append`` of each
-    in this block (one append a match: it takes the row instead of locking it itself).
+    in this block (one append a match: it takes the row instead of locking it itself);
+    on PostgreSQL, write the moves appended in the block, and their matches, in one
+    statement when it ends (a move that ends its match is written at once), raising there
+    any error of those writes.
 
     For the I/O pool, which records the answers that came at once in one transaction: one
-    locked read for all of them, where each read its own. Call it inside that transaction,
-    before anything in it writes these matches.
+    locked read and one write for all of them, where each had its own. Call it inside that
+    transaction, before anything in it writes these matches; nothing in the block may read
+    their rows or moves from the database after their append.
     """
     with matches_locked_ahead({i: match_state_known(i) for i in match_ids}):
         yield
@@ -260,8 +264,10 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
     else:
         match.to_move = state.to_move
         clock.turn_open(match, now)
-    # The moves' INSERT and the match's UPDATE: one round trip on PostgreSQL.
-    moves_insert_match_update(logged, match, fields)
+    # The moves' INSERT and the match's UPDATE: one round trip on PostgreSQL, or with the
+    # other matches' of a ``matches_locked`` block at its end, unless the match ended (its
+    # records are counted from its moves, read below).
+    moves_insert_match_update(logged, match, fields, later=not state.is_over)
     match_state_keep(match, state)
     if state.is_over:
         match_records_count(match=match)

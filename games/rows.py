@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
@@ -102,11 +103,61 @@ def matches_locked_ahead(plies_known: dict[int, int | None]) -> Iterator[None]:
     plies = [-1 if plies_known[i] is None else plies_known[i] for i in ids]
     params = [value for pair in zip(ids, plies, strict=True) for value in pair] + ids
     rows = {match.pk: _snapshot_sent_set(match) for match in query.all(params)}
-    token = _LOCKED_AHEAD.set(rows)
+    writes: list[tuple[Sequence[Move], Match, tuple[str, ...]]] = []
+    token, writes_token = _LOCKED_AHEAD.set(rows), _WRITES_LATER.set(writes)
     try:
         yield
+        _writes_flush(writes)
     finally:
         _LOCKED_AHEAD.reset(token)
+        _WRITES_LATER.reset(writes_token)
+
+
+# The writes that ``moves_insert_match_update`` left, in a block of
+# ``matches_locked_ahead``, for one statement at its end: (moves, match, field names).
+_WRITES_LATER: ContextVar[list | None] = ContextVar("writes_later", default=None)
+
+
+def _writes_flush(writes: list[tuple[Sequence[Move], Match, tuple[str, ...]]]) -> None:
+    """Write the moves and matches left for later: one statement for those of each set of
+    field names (one set, in the I/O pool)."""
+    by_names: dict[tuple[str, ...], list] = {}
+    for moves, match, names in writes:
+        by_names.setdefault(names, []).append((moves, match))
+    connection = connections[DEFAULT_DB_ALIAS]
+    for names, group in by_names.items():
+        moves = [move for moves, _match in group for move in moves]
+        counts = (len(moves), len(group), names)
+        sql, move_fields, match_fields = compiled(
+            ("games.moves_insert_matches_update", *counts), partial(_writes_sql, counts=counts)
+        )
+        params = insert_params(moves, move_fields, connection)
+        for _moves, match in group:
+            params += update_params(match, match_fields, connection)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+
+
+def _writes_sql(connection, *, counts: tuple[int, int, tuple[str, ...]]):
+    """The INSERT of ``move_count`` moves in a data-modifying WITH of the UPDATE of
+    ``match_count`` matches' named columns from a VALUES list (PostgreSQL), each row's
+    values as ``update_params`` gives them (the primary key last)."""
+    move_count, match_count, names = counts
+    quote = connection.ops.quote_name
+    insert, move_fields = insert_statement(Move, move_count, connection)
+    match_fields = [Match._meta.get_field(name) for name in names]
+    columns = [*match_fields, Match._meta.pk]
+    # Typed, so that PostgreSQL need not guess the columns of VALUES from its parameters.
+    row = "(" + ", ".join(f"%s::{field.db_type(connection)}" for field in columns) + ")"
+    aliases = ", ".join(f"c{index}" for index in range(len(columns)))
+    table = quote(Match._meta.db_table)
+    assignments = ", ".join(f"{quote(f.column)} = v.c{i}" for i, f in enumerate(match_fields))
+    sql = (
+        f"WITH {quote('moved')} AS ({insert}) UPDATE {table} SET {assignments} "
+        f"FROM (VALUES {', '.join([row] * match_count)}) AS v({aliases}) "
+        f"WHERE {table}.{quote(Match._meta.pk.column)} = v.c{len(match_fields)}"
+    )
+    return sql, move_fields, match_fields
 
 
 def _matches_ahead_query(count: int) -> RowQuery:
@@ -180,18 +231,26 @@ def match_update(match: Match, field_names: Sequence[str]) -> None:
 
 
 def moves_insert_match_update(
-    moves: Sequence[Move], match: Match, field_names: Sequence[str]
+    moves: Sequence[Move], match: Match, field_names: Sequence[str], *, later: bool = False
 ) -> None:
     """``move_insert`` then ``match_update``, in one statement on PostgreSQL (the INSERT
     in a data-modifying WITH of the UPDATE): one round trip a move where there were two.
     Either fails whole, with the error either would raise. Elsewhere (SQLite has no
-    INSERT in a WITH), the two statements."""
+    INSERT in a WITH), the two statements.
+
+    With ``later``, for a match read by ``matches_locked_ahead`` in its block (on
+    PostgreSQL): written with the block's other matches in one statement when it ends,
+    where any error is raised; nothing in the block may read these rows before."""
     connection = connections[DEFAULT_DB_ALIAS]
     if connection.vendor != "postgresql":
         move_insert(moves)
         match_update(match, field_names)
         return
     count, names = len(moves), tuple(field_names)
+    writes = _WRITES_LATER.get()
+    if later and writes is not None:
+        writes.append((moves, match, names))
+        return
 
     def build(connection) -> tuple[str, list, list]:
         insert, move_fields = insert_statement(Move, count, connection)

@@ -388,6 +388,7 @@ def test_matches_locked_together_are_read_in_one_statement_for_their_moves(
     for match, ply in ((kept, 3), (unknown, 2)):
         match.refresh_from_db()
         assert match.ply == ply and match.snapshot == match_replayed_state(match).to_json()
+        assert match.to_move == match_state(match).to_move
 
 
 def test_a_match_moved_elsewhere_since_this_process_kept_its_state_plays_from_its_row(
