@@ -4,7 +4,8 @@
                                    [--calls-workers 1] [--calls-threads 8] [--inline]
     python -m benchmarks.bot_calls --caller 6000 [--delay 0.02]
     python -m benchmarks.bot_calls --matches 200 --window 30 --profile var/profile
-    python -m benchmarks.bot_calls --matches 200 --window 30 --baseline-ref main --rounds 3
+    python -m benchmarks.bot_calls --matches 200 --window 30 --baseline-ref main --rounds 3 \
+                                   [--lock /tmp/bench.lock] [--db-prefix cardserver_]
 
 Creates a scratch PostgreSQL database (``--server``; dropped afterwards) and uses a Redis
 database as the broker (``--broker``, default database 12) with queues of its own
@@ -41,7 +42,10 @@ With ``--profile DIR`` py-spy records the bot-calls worker through the window
 CPU time; py-spy is in the ``dev`` extra). With
 ``--baseline-ref REF`` the run is repeated ``--rounds`` times for this tree and for
 ``REF``'s (``benchmarks.baseline``: the same benchmark code on both, rounds taking turns)
-and the medians, ranges and ratios of the figures are reported.
+and the medians, ranges and ratios of the figures are reported; with ``--lock FILE`` each
+round (or the one run) holds an exclusive flock on FILE, as ``flock -x FILE`` would, so
+that the other benchmarks of a shared machine wait for one round, not for all of them.
+``--db-prefix`` starts the scratch database's name (``cardserver_bench_...`` by default).
 
 With ``--inline`` the calls are made by the CPU worker's processes as before the I/O
 pool (``BOTS_CALL_QUEUE=-``): the baseline. With ``--pool-only N`` no match is played:
@@ -90,18 +94,23 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="py-spy's flame graph of bot-calls here")
     parser.add_argument("--baseline-ref", help="also run REF's tree, rounds taking turns")
     parser.add_argument("--rounds", type=int, default=3, help="rounds a tree (baseline)")
+    parser.add_argument("--lock", type=Path, help="each round holds an flock on this file")
+    parser.add_argument("--db-prefix", default="cardserver_", help="scratch database's name")
     options = parser.parse_args()
     if options.baseline_ref:
         from benchmarks import baseline
 
-        baseline.compare(options.baseline_ref, options.rounds, baseline.args_without_baseline())
+        args = baseline.args_without_baseline()
+        baseline.compare(options.baseline_ref, options.rounds, args, lock=options.lock)
         return
     if options.caller:
         caller_run(options)
         return
 
+    name = f"{options.db_prefix}bench_{uuid.uuid4().hex[:8]}"
     with (
-        harness.scratch_database(options.server) as database,
+        harness.bench_lock(options.lock),
+        harness.scratch_database(options.server, name=name) as database,
         harness.broker_queue(options.broker, required=True) as broker,
     ):
         env = harness.environment(database=database, broker=broker, var_dir=Path(mkdtemp()))

@@ -46,6 +46,7 @@ from bots.leases import (
     CALL_BEAT,
     CALL_HELD,
     LEASE_GRACE,
+    claim_moved_on_later,
     db_time,
     lease_claim,
     lease_release,
@@ -179,13 +180,18 @@ def call_dispatch(
             call["match_id"],
             call["holder"],
         ]
-        if renew:
+        if renew and allowed and claim_moved_on_later(values):
+            # Written with the other answers' claims, at the end of their transaction,
+            # which ClaimLost undoes whole if this one was not held.
+            kept = 1
+        elif renew:
             cursor.execute(statements["claim_move_on"], values)
+            kept = cursor.rowcount
         else:
             cursor.execute(
                 statements["claim_move_on"] + statements["at_ply"], [*values, call["ply"]]
             )
-        kept = cursor.rowcount
+            kept = cursor.rowcount
     if not kept:
         if allowed:
             share_release(call)

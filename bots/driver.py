@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from bots.leases import BUILTIN_LEASE, lease_claim, lease_release
+from bots.leases import BUILTIN_LEASE, ClaimLost, lease_claim, lease_release
 from bots.models import Bot
 from bots.seat_bots import _seat_bots
 from bots.services import bot_health_record
@@ -127,11 +127,6 @@ def http_turns_play(*, match: Any, holder: str, share_held: tuple | None = None)
         share_held=share_held,
     )  # fmt: skip
     return _drive(driver, match.pk, max_moves=None, pool=True)
-
-
-class ClaimLost(Exception):
-    """The match's claim is no longer the driver's (it lapsed and another driver took it):
-    what the driver did in this transaction must be undone."""
 
 
 def _play(

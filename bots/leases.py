@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -199,6 +202,82 @@ def _lease_statements_write(connection) -> dict[str, str]:
             f"AND {quote('holder')} = %s AND {quote('ply')} = %s"
         ),
     }
+
+
+class ClaimLost(Exception):
+    """The match's claim is no longer the driver's (it lapsed and another driver took it):
+    what the driver did in this transaction must be undone."""
+
+
+# The claims moved on in a block of ``claims_moved_on_together``: each ``claim_move_on``'s
+# values.
+_MOVED_ON: ContextVar[list[list] | None] = ContextVar("claims_moved_on", default=None)
+
+
+@contextmanager
+def claims_moved_on_together() -> Iterator[None]:
+    """Write the claims moved on in this block (``claim_moved_on_later``) in one statement
+    when it ends, and raise ClaimLost if any of them was no longer held by its driver.
+
+    For the I/O pool, which records the answers that came at once in one transaction: one
+    statement for every answer's next call, where each had its own. Use it inside that
+    transaction, so that ClaimLost undoes it whole (each answer is then recorded on its
+    own, its claim checked by its own write).
+    """
+    moved: list[list] = []
+    token = _MOVED_ON.set(moved)
+    try:
+        yield
+        if moved:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    claims_move_on_statement(connection, len(moved)),
+                    [value for values in moved for value in values],
+                )
+                held = {match_id for (match_id,) in cursor.fetchall()}
+            # Two calls of one match among them count as a claim lost: undone, each alone.
+            if len(held) < len(moved):
+                lost = [values[3] for values in moved if values[3] not in held]
+                raise ClaimLost(lost[0] if lost else moved[0][3])
+    finally:
+        _MOVED_ON.reset(token)
+
+
+def claim_moved_on_later(values: list) -> bool:
+    """Keep a claim's move on (``claim_move_on``'s values) for the statement of the
+    ``claims_moved_on_together`` block around it (on PostgreSQL) and return True; return
+    False outside one (the caller writes it, and finds at once whether it was held)."""
+    moved = _MOVED_ON.get()
+    if moved is None or connection.vendor != "postgresql":
+        return False
+    moved.append(values)
+    return True
+
+
+def claims_move_on_statement(conn, count: int) -> str:
+    """Return ``claim_move_on`` for ``count`` claims in one statement (PostgreSQL only),
+    each claim's values in the order of ``claim_move_on``'s, one after another; it
+    returns the match of each claim it found held."""
+    return compiled(
+        ("bots.claims_move_on", count),
+        lambda connection: _claims_move_on_write(connection, count),
+        using=conn.alias,
+    )
+
+
+def _claims_move_on_write(connection, count: int) -> str:
+    quote = connection.ops.quote_name
+    lease = quote(BotTurnLease._meta.db_table)
+    ply, owner, expires = quote("ply"), quote("calling_owner_id"), quote("expires_at")
+    match, holder = quote("match_id"), quote("holder")
+    # Typed, so that PostgreSQL need not guess the columns of VALUES from its parameters.
+    row = "(%s::integer, %s::bigint, %s::timestamptz, %s::bigint, %s::text)"
+    return (
+        f"UPDATE {lease} SET {ply} = v.ply, {owner} = v.owner, {expires} = v.until "
+        f"FROM (VALUES {', '.join([row] * count)}) AS v(ply, owner, until, match, holder) "
+        f"WHERE {lease}.{match} = v.match AND {lease}.{holder} = v.holder "
+        f"RETURNING {lease}.{match}"
+    )
 
 
 def db_time(moment: datetime):

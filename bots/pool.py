@@ -36,11 +36,18 @@ from bots.calls import (
     share_member,
     share_release,
 )
-from bots.leases import CALL_BEAT, CALL_HELD, db_time, lease_statements
+from bots.leases import (
+    CALL_BEAT,
+    CALL_HELD,
+    claims_moved_on_together,
+    db_time,
+    lease_statements,
+)
 from bots.share import owner_shares
 from cardkit.caller import AsyncBotCaller, loop_thread_start
 from cardserver import fastjson
 from games import live
+from games.move_services import matches_locked
 
 logger = logging.getLogger(__name__)
 
@@ -247,8 +254,16 @@ def _moves_record(moves: list[tuple[dict, dict]]) -> bool:
     False, with nothing written, if any of it failed."""
     outcomes = []
     try:
-        # The moves' announcements to spectators go to Redis in one round trip.
-        with live.publish_batched(), transaction.atomic():
+        # The moves' announcements to spectators go to Redis in one round trip; their
+        # matches are locked and read in one statement, and their claims moved on to the
+        # next calls in another (docs/turn-cost.md).
+        match_ids = [call["match_id"] for call, _answer in moves]
+        with (
+            live.publish_batched(),
+            transaction.atomic(),
+            matches_locked(match_ids=match_ids),
+            claims_moved_on_together(),
+        ):
             for call, answer in moves:
                 outcomes.append(move_record(call, answer, play_on=True))
     except Exception as exc:

@@ -8,7 +8,8 @@ is the first answer again, and nothing new is written.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,7 +29,7 @@ from games.errors import (
 from games.events import Change, match_changed_announce
 from games.models import Match, Move
 from games.records import match_records_count
-from games.rows import match_row, moves_insert_match_update
+from games.rows import match_row, matches_locked_ahead, moves_insert_match_update
 from games.selectors import (
     match_state,
     match_state_keep,
@@ -180,6 +181,23 @@ def match_moves_append(
     return match
 
 
+@contextmanager
+def matches_locked(*, match_ids: Iterable[int]) -> Iterator[None]:
+    """Lock the matches' rows in one statement, for the ``match_moves_append`` of each
+    in this block (one append a match: it takes the row instead of locking it itself);
+    on PostgreSQL, write the moves appended in the block, and their matches, in one
+    statement when it ends (a move that ends its match is written at once), raising there
+    any error of those writes.
+
+    For the I/O pool, which records the answers that came at once in one transaction: one
+    locked read and one write for all of them, where each had its own. Call it inside that
+    transaction, before anything in it writes these matches; nothing in the block may read
+    their rows or moves from the database after their append.
+    """
+    with matches_locked_ahead({i: match_state_known(i) for i in match_ids}):
+        yield
+
+
 def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> list[Move]:
     """Play the moves on the locked match, in order: one INSERT and one UPDATE (one
     statement on PostgreSQL: ``games.rows.moves_insert_match_update``).
@@ -246,8 +264,10 @@ def _play(match: Match, moves: Sequence[ArenaMove], *, notify: bool = True) -> l
     else:
         match.to_move = state.to_move
         clock.turn_open(match, now)
-    # The moves' INSERT and the match's UPDATE: one round trip on PostgreSQL.
-    moves_insert_match_update(logged, match, fields)
+    # The moves' INSERT and the match's UPDATE: one round trip on PostgreSQL, or with the
+    # other matches' of a ``matches_locked`` block at its end, unless the match ended (its
+    # records are counted from its moves, read below).
+    moves_insert_match_update(logged, match, fields, later=not state.is_over)
     match_state_keep(match, state)
     if state.is_over:
         match_records_count(match=match)

@@ -9,9 +9,11 @@ import time
 
 import pytest
 from django.db import DatabaseError, connection
+from django.test.utils import CaptureQueriesContext
 
 from bots import driver, pool
 from bots.models import BotTurnLease
+from cardkit.engine import load_state
 from games.models import Match, Move
 from tests.bots.arena_matches import new_match
 
@@ -107,6 +109,31 @@ def test_answers_that_came_at_once_are_recorded_with_one_commit(
     assert moves_at_first_ply(matches) == {m.pk: 1 for m in matches}
     # Each match's next call was handed to the pool once, after the commit.
     assert_next_calls_handed_once(pooled, matches)
+
+
+def test_answers_that_came_at_once_are_read_written_and_moved_on_in_a_statement_each(
+    user, http_bot_record, pooled
+):
+    matches, first = matches_with_calls(user, http_bot_record, pooled, 3)
+
+    with CaptureQueriesContext(connection) as queries:
+        pool.answers_record([(call, good(call)) for call in first])
+
+    statements = [q["sql"] for q in queries.captured_queries]
+    locked_reads = [s for s in statements if s.startswith("SELECT") and "FOR UPDATE" in s]
+    moves_written = [s for s in statements if 'INSERT INTO "games_move"' in s]
+    claims_moved = [s for s in statements if s.startswith('UPDATE "bots_botturnlease"')]
+    assert len(locked_reads) == len(moves_written) == len(claims_moved) == 1
+    assert moves_at_first_ply(matches) == {m.pk: 1 for m in matches}
+    for match in matches:
+        match.refresh_from_db()
+        assert (match.ply, match.snapshot_ply) == (1, 1) and match.deadline_at is not None
+        assert match.to_move == load_state(match.snapshot).to_move
+    assert_next_calls_handed_once(pooled, matches)
+    for call in pooled.calls:
+        lease = BotTurnLease.objects.get(match_id=call["match_id"])
+        assert (lease.ply, lease.holder) == (1, call["holder"])
+        assert lease.calling_owner_id == call["owner_id"]
 
 
 def test_one_illegal_move_among_answers_recorded_at_once_forfeits_only_its_seat(

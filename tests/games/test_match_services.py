@@ -7,7 +7,7 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -16,7 +16,7 @@ from cardkit.fairness import commitment_matches, decks_commitment, new_seed, see
 from games import errors
 from games.match_endings import match_forfeit
 from games.models import Match, Move
-from games.move_services import ArenaMove, match_move_submit, match_moves_append
+from games.move_services import ArenaMove, match_move_submit, match_moves_append, matches_locked
 from games.seating import SeatHolder
 from games.selectors import match_replayed_state, match_state
 from games.services import match_create, match_snapshot_refresh
@@ -362,6 +362,33 @@ def test_the_next_moves_of_a_match_this_process_moved_do_not_read_its_snapshot(
     assert len(selects) == 1 and snapshot not in decoded
     match.refresh_from_db()
     assert match.ply == 3 and match.snapshot == match_replayed_state(match).to_json()
+
+
+def test_matches_locked_together_are_read_in_one_statement_for_their_moves(
+    pair, django_capture_on_commit_callbacks
+):
+    # The I/O pool records answers that came at once this way (bots.pool).
+    kept, unknown = start_match(pair), start_match(pair)
+    with django_capture_on_commit_callbacks(execute=True):
+        match_moves_append(match_id=kept.pk, ply=0, moves=planned_moves(kept, 1))
+    kept.refresh_from_db()
+    moves = {kept.pk: (1, planned_moves(kept, 2)), unknown.pk: (0, planned_moves(unknown, 2))}
+
+    with (
+        CaptureQueriesContext(connection) as queries,
+        transaction.atomic(),
+        matches_locked(match_ids=[unknown.pk, kept.pk]),
+    ):
+        for match_id, (ply, planned) in moves.items():
+            match_moves_append(match_id=match_id, ply=ply, moves=planned, savepoint=False)
+
+    # One locked read of both: the kept match's snapshot left out, the other's sent.
+    selects = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert len(selects) == 1
+    for match, ply in ((kept, 3), (unknown, 2)):
+        match.refresh_from_db()
+        assert match.ply == ply and match.snapshot == match_replayed_state(match).to_json()
+        assert match.to_move == match_state(match).to_move
 
 
 def test_a_match_moved_elsewhere_since_this_process_kept_its_state_plays_from_its_row(
