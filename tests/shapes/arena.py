@@ -38,7 +38,9 @@ class Arena:
     shape: str
     environment: dict[str, str]
     folder: Path
-    workers: dict[str, subprocess.Popen] = field(default_factory=dict)
+    # Every worker started, restarts included: stop() ends each (a dict by name lost the
+    # interactive worker of each earlier "cpu" start, which then ran on after the test).
+    workers: list[subprocess.Popen] = field(default_factory=list)
 
     def run(self, code: str, timeout: float = 300) -> dict:
         """Run ``code`` (Django set up) in a new process of this shape; return the JSON
@@ -72,11 +74,11 @@ class Arena:
             cwd=BASE_DIR, env=self.environment, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
-        self.workers[name] = process
+        self.workers.append(process)
         return process
 
     def stop(self) -> None:
-        for process in self.workers.values():
+        for process in self.workers:
             stop_process_group(process)
 
     def logs(self) -> str:
