@@ -61,13 +61,22 @@ def _engine(figures: dict) -> list[Metric]:
 
 
 def _api(figures: dict) -> list[Metric]:
-    return [
-        _runs("moves at saturation", "moves/s", [r["moves_per_s"] for r in figures["throughput"]]),
-        _runs("move latency at 100 moves/s, median", "ms",
-              [r["median_ms"] for r in figures["latency"]]),
-        _runs("move latency at 100 moves/s, 99th percentile", "ms",
-              [r["p99_ms"] for r in figures["latency"]]),
-    ]  # fmt: skip
+    # Each server shape's runs when several took turns (--servers asgi,gthread).
+    shapes = figures.get("shapes") or {"": figures}
+    metrics = []
+    for shape, runs in shapes.items():
+        of = f", {shape}" if len(shapes) > 1 else ""
+        metrics += [
+            _runs(f"moves at saturation{of}", "moves/s",
+                  [r["moves_per_s"] for r in runs["throughput"]]),
+            _runs(f"server CPU a move at saturation{of}", "ms",
+                  [r["cpu_ms_per_move"]["gunicorn"] for r in runs["throughput"]]),
+            _runs(f"move latency at 100 moves/s, median{of}", "ms",
+                  [r["median_ms"] for r in runs["latency"]]),
+            _runs(f"move latency at 100 moves/s, 99th percentile{of}", "ms",
+                  [r["p99_ms"] for r in runs["latency"]]),
+        ]  # fmt: skip
+    return metrics
 
 
 def _tournament(figures: dict) -> list[Metric]:
