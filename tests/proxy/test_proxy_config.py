@@ -110,7 +110,6 @@ def test_compose_s_split_shape_puts_a_gthread_api_behind_the_proxy_and_streams_o
 
     assert api["profiles"] == ["split"]
     assert api["command"][3:6] == ["cardserver.wsgi", "--worker-class", "gthread"]
-    assert api["environment"] == COMPOSE["services"]["web"]["environment"]
     assert "ports" not in api
     assert (proxy["ARENA_UPSTREAM"], proxy["LIVE_UPSTREAM"]) == ("web:8000", "web:8000")
     assert SPLIT["services"]["proxy"]["environment"] == {"ARENA_UPSTREAM": "api:8000"}
