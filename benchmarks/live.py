@@ -276,8 +276,12 @@ def run_parts(args, new_server, counts: list[int], gc_dir: Path | None) -> dict:
         if "b" in args.parts:
             if held and args.server == "fresh":
                 server = servers.start()
-            for player in movers:
+            for player, token in zip(movers, mover_tokens, strict=True):
                 player.http.close()  # reconnects to the server of the moment
+                # A turn's time limit ends a match left waiting through a long part (a):
+                # on 2026-12-06, every one of them after two rounds at 10,000 streams.
+                if player.view()["status"] != "active":
+                    player.new_match(_username(token))
             wake = wake_latency(server, servers.holder, movers, args.wake_streams,
                                 args.wake_moves)  # fmt: skip
             print(f"(b) {json.dumps(wake)}", flush=True)

@@ -232,7 +232,7 @@ def _live(figures: dict) -> list[Metric]:
         metrics.append(_runs(f"server CPU a move at {at}", "ms",
                              [r["server_cpu_ms_per_move"] for r in rows]))  # fmt: skip
     wake = figures.get("wake")
-    if wake:
+    if wake and wake["events"]:
         metrics.append(_runs(f"wake-up p99, {wake['streams']:,} streams", "ms", [wake["p99_ms"]]))
         metrics.append(_runs(f"wake-up p50, {wake['streams']:,} streams", "ms", [wake["p50_ms"]]))
     return metrics
