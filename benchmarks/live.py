@@ -278,10 +278,10 @@ def run_parts(args, new_server, counts: list[int], gc_dir: Path | None) -> dict:
                 server = servers.start()
             for player, token in zip(movers, mover_tokens, strict=True):
                 player.http.close()  # reconnects to the server of the moment
-                # A turn's time limit ends a match left waiting through a long part (a):
-                # on 2026-12-06, every one of them after two rounds at 10,000 streams.
-                if player.view()["status"] != "active":
-                    player.new_match(_username(token))
+                # A new match: a turn's time limit (60 s) ends one left waiting through a
+                # long part (a), at its next move (its view still says active): after two
+                # rounds at 10,000 streams, every one had, and no move was measured.
+                player.new_match(_username(token))
             wake = wake_latency(server, servers.holder, movers, args.wake_streams,
                                 args.wake_moves)  # fmt: skip
             print(f"(b) {json.dumps(wake)}", flush=True)
