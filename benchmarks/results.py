@@ -231,6 +231,7 @@ def _live(figures: dict) -> list[Metric]:
         metrics.append(_runs(f"GET p99 at {at}", "ms", [r["get_p99_ms"] for r in rows]))
         metrics.append(_runs(f"server CPU a move at {at}", "ms",
                              [r["server_cpu_ms_per_move"] for r in rows]))  # fmt: skip
+        metrics.append(_runs(f"server RSS at {at}", "MB", [round(r["rss_mb"]) for r in rows]))
     wake = figures.get("wake")
     if wake and wake["events"]:
         metrics.append(_runs(f"wake-up p99, {wake['streams']:,} streams", "ms", [wake["p99_ms"]]))
