@@ -89,6 +89,7 @@ class Server:
         worker: bool,
         log: Path | None = None,
         shapes: tuple[str, ...] = ("asgi",),
+        extra: dict[str, list[str]] | None = None,
     ) -> None:
         self.database = database.name
         self.shapes = shapes
@@ -104,6 +105,8 @@ class Server:
         }
         self.workers, self.threads, self.worker = workers, threads, worker
         self.log = log
+        # More of gunicorn's arguments, by shape.
+        self.extra = extra or {}
         self.processes: list = []
 
     def __enter__(self) -> Server:
@@ -113,7 +116,7 @@ class Server:
             gunicorn = [
                 sys.executable, "-m", "gunicorn", "-c", "python:cardserver.gunicorn",
                 *SHAPES[shape], "--bind", f"127.0.0.1:{port}", "--workers",
-                str(self.workers), "--threads", str(self.threads),
+                str(self.workers), "--threads", str(self.threads), *self.extra.get(shape, ()),
             ]  # fmt: skip
             env = self.env | {"LOG_LEVEL": "INFO", "GUNICORN_THREADS": str(self.threads)}
             self.processes.append(harness.start(gunicorn, env=env, log=self.log))

@@ -5,6 +5,7 @@
                               [--idle-seconds 0] [--rounds 1] [--server fresh|kept]
                               [--holder process|thread] [--warmup 3] [--settle 0]
                               [--quiet-below 0.25] [--gc-stats] [--through-proxy]
+                              [--shape bridge|split]
 
 It starts gunicorn with uvicorn workers (``cardserver.asgi``, ``--workers`` processes)
 on a fresh PostgreSQL database, wake-ups through Redis pub/sub (Redis database 14), the
@@ -43,7 +44,11 @@ caps on open streams and the rate limits off, raises this process's open-file li
 
 With ``--through-proxy`` every client (streams, players, probe) goes through nginx in
 front of the server (``scripts/proxy``, docker/nginx/'s configuration, kept across the
-server's restarts); the server's figures are still its own processes'.
+server's restarts); the server's figures are still its own processes'. With ``--shape
+split`` (and ``--through-proxy``) the server is two: streams and ``wait/`` on the uvicorn
+workers above, the rest of the API on gunicorn's gthread workers (``cardserver.wsgi``,
+``--workers`` processes of ``--threads`` threads), nginx sending each its routes
+(``scripts/proxy --live-upstream``); the server's figures are both's.
 
 Everything runs on this machine: the server, PostgreSQL, Redis and the load generator,
 whose CPU use is reported beside the figures, with the load average.
@@ -125,9 +130,16 @@ def main() -> None:
         "--through-proxy", action="store_true",
         help="every client through nginx in front of the server (scripts/proxy)",
     )  # fmt: skip
+    parser.add_argument(
+        "--shape", choices=("bridge", "split"), default="bridge",
+        help="bridge: one server for all (cardserver.asgi); split: streams on it, the rest "
+        "on gthread workers (needs --through-proxy)",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument("--server-log", type=Path, help="append the server's log here")
     args = parser.parse_args()
+    if args.shape == "split" and not args.through_proxy:
+        parser.error("--shape split routes through nginx: add --through-proxy")
     counts = [int(n) for n in args.streams.split(",") if n]
     limit = raise_open_files(2 * max(counts + [args.wake_streams]) + 4096)
     unlimited = {
@@ -151,16 +163,25 @@ def main() -> None:
             gc_dir.mkdir()
             env["CARDSERVER_GC_STATS"] = str(gc_dir)
         harness.django_setup(env | {"CELERY_TASK_ALWAYS_EAGER": "0"})
-        port = harness.free_port()
+        ports = {"asgi": harness.free_port()}
+        extra = {}
+        if args.shape == "split":
+            ports["gthread"] = harness.free_port()
+            # As compose's api: cardserver/gunicorn.py's keep-alive (75 s), which outlasts
+            # nginx's 60 s (gthread's former 2 s would close connections nginx reuses).
+            # The probes find a server's processes by "127.0.0.1:PORT" in their command
+            # lines (the uvicorn workers'): the API's carry it too, as their name.
+            extra["gthread"] = ["--keep-alive", "75",
+                                "--name", f"api-beside-127.0.0.1:{ports['asgi']}"]  # fmt: skip
 
         def new_server() -> Server:
             server = Server(
                 env=env, database=database, workers=args.workers, threads=args.threads,
-                worker=False, shapes=("asgi",), log=args.server_log,
+                worker=False, shapes=tuple(ports), log=args.server_log, extra=extra,
             )  # fmt: skip
-            # Every server of the run on one port: the clients' URLs stay good.
-            server.ports = {"asgi": port}
-            server.port = port
+            # Every server of the run on the same ports: the clients' URLs stay good.
+            server.ports = dict(ports)
+            server.port = ports["asgi"]
             return server
 
         figures = run_parts(args, new_server, counts, gc_dir)
@@ -191,7 +212,10 @@ class Servers:
         self.started += 1
         if self.args.through_proxy and self.proxy is None:
             log = Path(tempfile.mkdtemp(prefix="live-proxy-")) / "access.log"
-            self.proxy = Proxy(f"127.0.0.1:{self.server.port}", log).__enter__()
+            ports = self.server.ports
+            self.proxy = Proxy(f"127.0.0.1:{ports.get('gthread', ports['asgi'])}", log)
+            self.proxy.command += ["--live-upstream", f"127.0.0.1:{ports['asgi']}"]
+            self.proxy.__enter__()
         self.server.client_url = self.proxy.url if self.proxy else self.server.url
         self.holder = (HolderProcess if self.args.holder == "process" else StreamHolder)(
             self.proxy.port if self.proxy else self.server.port
@@ -252,8 +276,12 @@ def run_parts(args, new_server, counts: list[int], gc_dir: Path | None) -> dict:
         if "b" in args.parts:
             if held and args.server == "fresh":
                 server = servers.start()
-            for player in movers:
+            for player, token in zip(movers, mover_tokens, strict=True):
                 player.http.close()  # reconnects to the server of the moment
+                # A new match: a turn's time limit (60 s) ends one left waiting through a
+                # long part (a), at its next move (its view still says active): after two
+                # rounds at 10,000 streams, every one had, and no move was measured.
+                player.new_match(_username(token))
             wake = wake_latency(server, servers.holder, movers, args.wake_streams,
                                 args.wake_moves)  # fmt: skip
             print(f"(b) {json.dumps(wake)}", flush=True)

@@ -31,6 +31,8 @@ def summary(held: list[dict]) -> list[dict]:
 def report(args, figures: dict, limit: int, load0, load1) -> None:
     held, wake, generator_cpu = figures["held"], figures["wake"], figures["generator_cpu"]
     proxy = ", every client through nginx" if getattr(args, "through_proxy", False) else ""
+    if getattr(args, "shape", "bridge") == "split":
+        proxy += ", the API on gthread workers beside them (split)"
     print()
     print(
         f"{os.cpu_count()} cores, gunicorn {args.workers} uvicorn workers, PostgreSQL, Redis "

@@ -61,13 +61,22 @@ def _engine(figures: dict) -> list[Metric]:
 
 
 def _api(figures: dict) -> list[Metric]:
-    return [
-        _runs("moves at saturation", "moves/s", [r["moves_per_s"] for r in figures["throughput"]]),
-        _runs("move latency at 100 moves/s, median", "ms",
-              [r["median_ms"] for r in figures["latency"]]),
-        _runs("move latency at 100 moves/s, 99th percentile", "ms",
-              [r["p99_ms"] for r in figures["latency"]]),
-    ]  # fmt: skip
+    # Each server shape's runs when several took turns (--servers asgi,gthread).
+    shapes = figures.get("shapes") or {"": figures}
+    metrics = []
+    for shape, runs in shapes.items():
+        of = f", {shape}" if len(shapes) > 1 else ""
+        metrics += [
+            _runs(f"moves at saturation{of}", "moves/s",
+                  [r["moves_per_s"] for r in runs["throughput"]]),
+            _runs(f"server CPU a move at saturation{of}", "ms",
+                  [r["cpu_ms_per_move"]["gunicorn"] for r in runs["throughput"]]),
+            _runs(f"move latency at 100 moves/s, median{of}", "ms",
+                  [r["median_ms"] for r in runs["latency"]]),
+            _runs(f"move latency at 100 moves/s, 99th percentile{of}", "ms",
+                  [r["p99_ms"] for r in runs["latency"]]),
+        ]  # fmt: skip
+    return metrics
 
 
 def _tournament(figures: dict) -> list[Metric]:
@@ -204,11 +213,37 @@ def _reply_time(figures: dict) -> list[Metric]:
     return metrics
 
 
+def _live(figures: dict) -> list[Metric]:
+    """Per number of held streams, each round's figures (a ratio to the same round's
+    N = 0); then the wake-up latency of part (b)."""
+    held = figures["held"] or []
+    base = {row["round"]: row["moves_per_s"] for row in held if row["streams"] == 0}
+    metrics = []
+    for n in sorted({row["streams"] for row in held}):
+        rows = [row for row in held if row["streams"] == n]
+        at = f"{n:,} streams"
+        metrics.append(_runs(f"moves at {at}", "moves/s", [r["moves_per_s"] for r in rows]))
+        if n:
+            metrics.append(_runs(f"moves at {at} / at 0, same round", "ratio",
+                                 [round(r["moves_per_s"] / base[r["round"]], 3)
+                                  for r in rows if base.get(r["round"])]))  # fmt: skip
+            metrics.append(_runs(f"streams held of {n:,}", "streams", [r["opened"] for r in rows]))
+        metrics.append(_runs(f"GET p99 at {at}", "ms", [r["get_p99_ms"] for r in rows]))
+        metrics.append(_runs(f"server CPU a move at {at}", "ms",
+                             [r["server_cpu_ms_per_move"] for r in rows]))  # fmt: skip
+        metrics.append(_runs(f"server RSS at {at}", "MB", [round(r["rss_mb"]) for r in rows]))
+    wake = figures.get("wake")
+    if wake and wake["events"]:
+        metrics.append(_runs(f"wake-up p99, {wake['streams']:,} streams", "ms", [wake["p99_ms"]]))
+        metrics.append(_runs(f"wake-up p50, {wake['streams']:,} streams", "ms", [wake["p50_ms"]]))
+    return metrics
+
+
 # The metrics of each benchmark's --json figures.
 EXTRACTORS: dict[str, Callable[[dict], list[Metric]]] = {
     "engine": _engine, "api": _api, "tournament": _tournament, "ratings": _ratings,
     "bots": _bots, "kit": _kit, "growth": _growth, "soak": _soak, "soak_production": _soak,
-    "bot_calls": _bot_calls, "reply_time": _reply_time,
+    "bot_calls": _bot_calls, "reply_time": _reply_time, "live": _live,
 }  # fmt: skip
 
 # Benchmarks whose exit status is a verdict on the arena (errors, faults), not a failure

@@ -178,3 +178,21 @@ def test_a_bot_calls_record_keeps_each_trees_rounds_of_a_run_against_a_baseline(
         "this tree: 200 matches, turns per s": [150.0],
         "this tree: 200 matches, CPU a turn, total": [3.0],
     }
+
+
+def test_a_live_record_keeps_each_n_s_rounds_with_their_ratio_to_the_same_round_s_n_0():
+    from benchmarks.results import EXTRACTORS
+
+    def row(n: int, round_: int, moves: float) -> dict:
+        return {"streams": n, "round": round_, "opened": n, "moves_per_s": moves,
+                "get_p99_ms": 30.0, "server_cpu_ms_per_move": 5.0, "rss_mb": 300.0}  # fmt: skip
+
+    held = [row(0, 0, 200.0), row(100, 0, 180.0), row(0, 1, 100.0), row(100, 1, 95.0)]
+    figures = {"held": held, "wake": {"streams": 1000, "events": 40, "p50_ms": 4.0, "p99_ms": 9.0}}
+
+    metrics = {m["name"]: m["runs"] for m in EXTRACTORS["live"](figures)}
+
+    assert metrics["moves at 100 streams"] == [180.0, 95.0]
+    assert metrics["moves at 100 streams / at 0, same round"] == [0.9, 0.95]
+    assert metrics["streams held of 100"] == [100.0, 100.0]
+    assert metrics["wake-up p99, 1,000 streams"] == [9.0]

@@ -50,10 +50,10 @@ def test_every_app_service_takes_its_settings_from_the_environment():
     assert app["SECRET_KEY"].startswith("${SECRET_KEY:?")
     assert app["LOG_FORMAT"] == "json"
     assert "CACHE_URL" in app and "CELERY_BROKER_URL" in app and "DATABASE_URL" in app
-    for name in ("web", "worker", "interactive", "bot-calls", "beat", "migrate"):
+    for name in ("web", "api", "worker", "interactive", "bot-calls", "beat", "migrate"):
         assert COMPOSE["services"][name]["environment"] == app
     assert set(COMPOSE["volumes"]) == {"postgres-data", "redis-data"}
-    for name in ("postgres", "redis", "web", "worker", "interactive", "bot-calls"):
+    for name in ("postgres", "redis", "web", "api", "worker", "interactive", "bot-calls"):
         assert "healthcheck" in COMPOSE["services"][name]
 
 

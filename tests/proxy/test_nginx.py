@@ -15,7 +15,7 @@ import pytest
 
 from accounts.tokens import token_create
 from benchmarks.edge import HOST, POST, PROXY_SCRIPT, ImageServer, Proxy, misbehave
-from benchmarks.harness import wait_until
+from benchmarks.harness import free_port, wait_until
 from tests.live.server import LiveServer, open_stream
 from tests.live.test_streams import play_over_http
 from tests.matches import start_match
@@ -109,6 +109,15 @@ def live_proxy(transactional_db, tmp_path):
 
 
 def test_a_stream_through_the_proxy_sees_a_move_within_a_second(live_proxy, user_factory):
+    seen, answered_at = _follow_a_move(live_proxy.url, user_factory)
+
+    assert 1 in seen, "the move never reached the stream"
+    assert seen[1] - answered_at < 1.0
+
+
+def _follow_a_move(url: str, user_factory) -> tuple[dict[int, float], float]:
+    """Hold a match's stream through ``url``, make a move through ``url``; return when
+    each event came (by ply) and when the move's answer did."""
     users = [user_factory(username=f"p{i}") for i in range(2)]
     tokens = [token_create(user=u)[1] for u in users]
     match = start_match(users)
@@ -117,7 +126,7 @@ def test_a_stream_through_the_proxy_sees_a_move_within_a_second(live_proxy, user
 
     def follow() -> None:
         with (
-            httpx.Client(base_url=live_proxy.url, timeout=20) as client,
+            httpx.Client(base_url=url, timeout=20) as client,
             open_stream(client, f"/api/v1/matches/{match.pk}/stream/", token=tokens[0]) as events,
         ):
             while 1 not in seen:
@@ -130,14 +139,68 @@ def test_a_stream_through_the_proxy_sees_a_move_within_a_second(live_proxy, user
     follower.start()
     assert ready.wait(10)
     time.sleep(0.2)
-    play_over_http(SimpleNamespace(url=live_proxy.url), match, tokens, moves=1)
+    play_over_http(SimpleNamespace(url=url), match, tokens, moves=1)
     # The move's answer is in: the event comes within a second of it (or before it: the
     # server publishes at commit, before it answers).
     answered_at = time.monotonic()
     follower.join(5)
+    return seen, answered_at
+
+
+# The split shape (docs/edge.md): nginx sends streams and wait/ to the live server and the
+# rest to a stock WSGI server (Django's own here, in this process, to read the test
+# database; gunicorn's gthread workers in production and in benchmarks.live).
+
+
+class WSGIServer:
+    """Django's threaded WSGI server on ``cardserver.wsgi``'s handler, in a thread of this
+    process; ``paths`` lists what it was asked."""
+
+    def __init__(self) -> None:
+        from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+        from django.core.wsgi import get_wsgi_application
+
+        handler, self.paths = get_wsgi_application(), []
+
+        def application(environ, start_response):
+            self.paths.append(environ["PATH_INFO"])
+            return handler(environ, start_response)
+
+        self.port = free_port()
+        self.server = ThreadedWSGIServer(("127.0.0.1", self.port), WSGIRequestHandler)
+        self.server.set_app(application)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> WSGIServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(10)
+
+
+@pytest.fixture
+def split_proxy(transactional_db, tmp_path):
+    require_nginx()
+    with LiveServer() as live, WSGIServer() as api:
+        proxy = Proxy(f"127.0.0.1:{api.port}", tmp_path / "a.log")
+        proxy.command += ["--live-upstream", f"127.0.0.1:{live.port}"]
+        with proxy:
+            yield SimpleNamespace(url=proxy.url, api=api)
+
+
+def test_in_the_split_shape_a_move_made_on_the_api_wakes_a_stream_held_on_the_live_server(
+    split_proxy, user_factory
+):
+    seen, answered_at = _follow_a_move(split_proxy.url, user_factory)
+    asked = set(split_proxy.api.paths)
 
     assert 1 in seen, "the move never reached the stream"
     assert seen[1] - answered_at < 1.0
+    assert any(path.endswith("/moves/") for path in asked)
+    assert not any(path.endswith("/stream/") for path in asked)
 
 
 def test_json_is_gzipped_and_every_request_logged_as_a_json_line(live_proxy):

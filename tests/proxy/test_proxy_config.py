@@ -8,11 +8,14 @@ import importlib.util
 import re
 import types
 
+import yaml
+
 from benchmarks.compose import COMPOSE, substitute
 from tests.processes import BASE_DIR, run_python
 
 NGINX = BASE_DIR / "docker" / "nginx"
 TEMPLATE = (NGINX / "templates" / "default.conf.template").read_text()
+SPLIT = yaml.safe_load((BASE_DIR / "docker" / "compose.split.yaml").read_text())
 
 
 def _proxy_script() -> types.ModuleType:
@@ -82,3 +85,32 @@ def test_the_script_fills_in_the_template_as_the_image_s_envsubst_does():
     )
 
     assert filled == "listen 1.2.3.4:5; set $x $remote_addr; ${OTHER}"
+
+
+def test_the_waiting_routes_go_to_the_live_upstream_and_the_rest_to_the_arena_s():
+    from cardserver.asgi import LIVE_PATH
+
+    filled = _proxy_script().envsubst(
+        TEMPLATE, {"ARENA_UPSTREAM": "10.0.0.1:1", "LIVE_UPSTREAM": "10.0.0.2:2"}
+    )
+    upstreams = dict(re.findall(r"upstream (\w+) \{\s*server (\S+);", filled))
+    routes = {
+        where.strip(): re.search(r"proxy_pass http://(\w+);", body).group(1)
+        for where, body in re.findall(r"location ([^{]+)\{(.*?)\n    \}", filled, re.DOTALL)
+        if "proxy_pass" in body
+    }
+
+    assert upstreams == {"arena": "10.0.0.1:1", "live": "10.0.0.2:2"}
+    assert routes == {"/": "arena", "/api/": "arena", f"~ {LIVE_PATH.pattern}": "live"}
+
+
+def test_compose_s_split_shape_puts_a_gthread_api_behind_the_proxy_and_streams_on_web():
+    api = COMPOSE["services"]["api"]
+    proxy = COMPOSE["services"]["proxy"]["environment"]
+
+    assert api["profiles"] == ["split"]
+    assert api["command"][3:6] == ["cardserver.wsgi", "--worker-class", "gthread"]
+    assert "ports" not in api
+    assert (proxy["ARENA_UPSTREAM"], proxy["LIVE_UPSTREAM"]) == ("web:8000", "web:8000")
+    assert SPLIT["services"]["proxy"]["environment"] == {"ARENA_UPSTREAM": "api:8000"}
+    assert SPLIT["services"]["proxy"]["depends_on"] == {"api": {"condition": "service_healthy"}}
