@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import socket
 import statistics
@@ -121,8 +120,7 @@ def main() -> None:
             env["BOTS_CALL_QUEUE"] = "-"
         harness.django_setup(env)
         figures = run(options, broker)
-        if options.json:
-            options.json.write_text(json.dumps(figures, indent=2))
+        harness.write_json(options.json, figures)
 
 
 def run(options, broker) -> dict:

@@ -165,6 +165,13 @@ def django_setup(env: Mapping[str, str]) -> None:
 
 
 @contextmanager
+def scratch_arguments(parser) -> None:
+    """The options of a benchmark run on ``django_on_scratch_database``: the database
+    server, or a scratch SQLite file instead."""
+    parser.add_argument("--server", default=POSTGRES)
+    parser.add_argument("--sqlite", action="store_true", help="Use a scratch SQLite file.")
+
+
 def django_on_scratch_database(server: str = POSTGRES, *, sqlite: bool = False) -> Iterator[None]:
     """Django set up in this process on a scratch database (dropped at the end), for the
     benchmarks that call the services in process."""

@@ -30,8 +30,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--server", default=harness.POSTGRES)
-    parser.add_argument("--sqlite", action="store_true", help="Use a scratch SQLite file.")
+    harness.scratch_arguments(parser)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
     with harness.django_on_scratch_database(options.server, sqlite=options.sqlite):

@@ -260,7 +260,8 @@ def run_parts(args, new_server, counts: list[int], gc_dir: Path | None) -> dict:
         held, wake = [], None
         cpu0 = _cpu()
         if "a" in args.parts:
-            for index, n in enumerate([0, *counts] * args.rounds):
+            # Each round: no streams, then each count (N = 0 is each round's yardstick).
+            for index, (_round, n) in enumerate(harness.rounds(args.rounds, [0, *counts])):
                 if index and args.server == "fresh":
                     server = servers.start()
                     servers.warm_up(players)

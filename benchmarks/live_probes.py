@@ -11,21 +11,13 @@ from pathlib import Path
 
 from benchmarks.api import Server
 from benchmarks.api_load import StdlibTransport
-from benchmarks.machine import cpu_since
+from benchmarks.machine import cpu_since, pids_rss_mib
 from benchmarks.machine import processes_cpu as _process_cpu
 
 
 def server_rss_mb(port: int) -> float:
     """Resident memory (MB) of every process serving ``port`` (gunicorn and its workers)."""
-    total = 0
-    for pid in _process_cpu(f"127.0.0.1:{port}"):
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return total / 1024
+    return pids_rss_mib(_process_cpu(f"127.0.0.1:{port}"))
 
 
 def wait_until_quiet(port: int, *, below: float, timeout: float) -> tuple[float, float]:

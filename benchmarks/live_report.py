@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
+
+from benchmarks import harness
 
 
 def summary(held: list[dict]) -> list[dict]:
@@ -88,5 +89,4 @@ def report(args, figures: dict, limit: int, load0, load1) -> None:
             f"{wake['p50_ms']:.1f} ms, p99 {wake['p99_ms']:.1f} ms, max {wake['max_ms']:.1f} ms"
             "   target p99 < 100 ms"
         )
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2))
+    harness.write_json(args.json, figures)

@@ -230,6 +230,17 @@ def _rss_kib(status: str) -> int | None:
     return None
 
 
+def pids_rss_mib(pids) -> float:
+    """The resident memory of the processes ``pids`` (those still there), in MiB."""
+    total = 0
+    for pid in pids:
+        try:
+            total += _rss_kib(Path(f"/proc/{pid}/status").read_text()) or 0
+        except OSError:
+            continue
+    return total / 1024
+
+
 def group_rss_mib(pid: int) -> float:
     """The resident memory of the process group led by ``pid``, in MiB."""
     total = 0

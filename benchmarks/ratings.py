@@ -35,8 +35,7 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=100_000)
     parser.add_argument("--bots", type=int, default=8)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--server", default=harness.POSTGRES)
-    parser.add_argument("--sqlite", action="store_true", help="Use a scratch SQLite file.")
+    harness.scratch_arguments(parser)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     options = parser.parse_args()
 
