@@ -9,10 +9,9 @@
 
 Creates a scratch PostgreSQL database (``--server``; dropped afterwards) and uses a Redis
 database as the broker (``--broker``, default database 12) with queues of its own
-(``benchmarks.harness``). Starts an asyncio bot
-server on 127.0.0.1 (its own process: raw HTTP/1.1 with keep-alive, every bot on its own
-path) that answers each move request with the first legal move after ``--delay``
-seconds, a CPU worker (prefork, 2 processes, as docker/compose.yaml) and
+(``benchmarks.harness``). Starts an asyncio bot server on 127.0.0.1 (its own process:
+raw HTTP/1.1 with keep-alive, every bot on its own path) that answers each move request
+with the first legal move after ``--delay`` seconds, a CPU worker (prefork, 2 processes, as docker/compose.yaml) and
 ``--calls-workers`` bot-calls workers (as docker/compose.yaml: a Celery thread pool of
 ``--calls-threads`` that hands each call to the process's event loop; a tree before the
 event loop waited for each call on one of those threads, so it needs ``--calls-threads
@@ -39,8 +38,7 @@ seconds, and reports:
 
 With ``--profile DIR`` py-spy records the bot-calls worker through the window
 (``DIR/bot-calls.svg``, a flame graph of the threads holding the GIL, so of the Python
-CPU time; py-spy is in the ``dev`` extra). With
-``--baseline-ref REF`` the run is repeated ``--rounds`` times for this tree and for
+CPU time; py-spy is in the ``dev`` extra). With ``--baseline-ref REF`` the run is repeated ``--rounds`` times for this tree and for
 ``REF``'s (``benchmarks.baseline``: the same benchmark code on both, rounds taking turns)
 and the medians, ranges and ratios of the figures are reported; with ``--lock FILE`` each
 round (or the one run) holds an exclusive flock on FILE, as ``flock -x FILE`` would, so

@@ -28,7 +28,6 @@ from games.selectors import (
     match_decks,
     match_replay_steps,
     match_seats_named,
-    match_verification,
     matches_for_listing,
 )
 from games.serializers import (
@@ -40,6 +39,7 @@ from games.serializers import (
     ReplaySerializer,
     VerificationSerializer,
 )
+from games.verification import match_verification
 from games.view_helpers import (
     MATCH_ID,
     NOT_AUTHENTICATED,

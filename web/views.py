@@ -28,10 +28,10 @@ from games.reading import match_fairness, match_forfeit_reason, match_reading
 from games.seats_held import seats_of
 from games.selectors import (
     match_for_reading,
-    match_verification,
     matches_for_listing,
     seat_name,
 )
+from games.verification import match_verification
 from tournaments.models import TournamentMatch
 from web import selectors
 from web.forms import ArchiveFilterForm, SignupForm

@@ -12,8 +12,8 @@ from bots.models import Bot
 from cardkit.engine.info import EndReason
 from games.models import Match, Move
 from games.seating import SeatHolder
-from games.selectors import match_verification
 from games.services import match_create
+from games.verification import match_verification
 
 # The move time limit of the tests whose bots misbehave.
 TIME_LIMIT = 0.5

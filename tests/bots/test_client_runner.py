@@ -11,8 +11,8 @@ from cardkit.client import ClientBot, RunnerError
 from cardkit.serve import load_strategy
 from games.models import Match, Move
 from games.seating import SeatHolder
-from games.selectors import match_verification
 from games.services import match_create
+from games.verification import match_verification
 
 
 def seat_client_bot(user, game: str, players: int, count: int = 1):

@@ -15,7 +15,7 @@ from bots import driver
 from cardkit.protocol import MAX_RESPONSE_BYTES, verify_headers
 from cardkit.serve import load_strategy
 from games.models import Match, Move
-from games.selectors import match_verification
+from games.verification import match_verification
 from tests.bots.arena_matches import (
     SLACK,
     TIME_LIMIT,

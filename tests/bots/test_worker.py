@@ -12,8 +12,8 @@ from bots.models import Bot
 from cardkit.serve import load_strategy
 from games.models import Match, Move
 from games.seating import SeatHolder
-from games.selectors import match_verification
 from games.services import match_create
+from games.verification import match_verification
 from tests.matches import wait_while_active
 from tests.processes import start_solo_worker, worker_database_url
 

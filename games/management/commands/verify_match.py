@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from games.models import Match
 from games.reading import match_reading
-from games.selectors import match_verification
+from games.verification import match_verification
 
 
 class Command(BaseCommand):
