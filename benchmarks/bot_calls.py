@@ -9,16 +9,16 @@
 
 Creates a scratch PostgreSQL database (``--server``; dropped afterwards) and uses a Redis
 database as the broker (``--broker``, default database 12) with queues of its own
-(``benchmarks.harness``). Starts an asyncio bot server on 127.0.0.1 (its own process:
-raw HTTP/1.1 with keep-alive, every bot on its own path) that answers each move request
-with the first legal move after ``--delay`` seconds, a CPU worker (prefork, 2 processes, as docker/compose.yaml) and
-``--calls-workers`` bot-calls workers (as docker/compose.yaml: a Celery thread pool of
-``--calls-threads`` that hands each call to the process's event loop; a tree before the
-event loop waited for each call on one of those threads, so it needs ``--calls-threads
-1000``). The workers run with DEBUG off, as in production. For each count of ``--matches`` it starts
-that many 2-player Durak matches between two HTTP bots at once, waits until each has
-made its first two moves (at most ``--warmup`` seconds), lets them play for ``--window``
-seconds, and reports:
+(``benchmarks.harness``). Starts an asyncio bot server on 127.0.0.1 (its own process: raw
+HTTP/1.1 with keep-alive, every bot on its own path) that answers each move request with
+the first legal move after ``--delay`` seconds, a CPU worker (prefork, 2 processes, as
+docker/compose.yaml) and ``--calls-workers`` bot-calls workers (as docker/compose.yaml: a
+Celery thread pool of ``--calls-threads`` that hands each call to the process's event
+loop; a tree before the event loop waited for each call on one of those threads, so it
+needs ``--calls-threads 1000``). The workers run with DEBUG off, as in production. For
+each count of ``--matches`` it starts that many 2-player Durak matches between two HTTP
+bots at once, waits until each has made its first two moves (at most ``--warmup``
+seconds), lets them play for ``--window`` seconds, and reports:
 
 - turns per second completed in the window (moves logged);
 - bot calls in flight at once, as the bot server counts them every 50 ms: median and
@@ -38,12 +38,13 @@ seconds, and reports:
 
 With ``--profile DIR`` py-spy records the bot-calls worker through the window
 (``DIR/bot-calls.svg``, a flame graph of the threads holding the GIL, so of the Python
-CPU time; py-spy is in the ``dev`` extra). With ``--baseline-ref REF`` the run is repeated ``--rounds`` times for this tree and for
-``REF``'s (``benchmarks.baseline``: the same benchmark code on both, rounds taking turns)
-and the medians, ranges and ratios of the figures are reported; with ``--lock FILE`` each
-round (or the one run) holds an exclusive flock on FILE, as ``flock -x FILE`` would, so
-that the other benchmarks of a shared machine wait for one round, not for all of them.
-``--db-prefix`` starts the scratch database's name (``cardserver_bench_...`` by default).
+CPU time; py-spy is in the ``dev`` extra). With ``--baseline-ref REF`` the run is
+repeated ``--rounds`` times for this tree and for ``REF``'s (``benchmarks.baseline``: the
+same benchmark code on both, rounds taking turns) and the medians, ranges and ratios of
+the figures are reported; with ``--lock FILE`` each round (or the one run) holds an
+exclusive flock on FILE, as ``flock -x FILE`` would, so that the other benchmarks of a
+shared machine wait for one round, not for all of them. ``--db-prefix`` starts the
+scratch database's name (``cardserver_bench_...`` by default).
 
 With ``--inline`` the calls are made by the CPU worker's processes as before the I/O
 pool (``BOTS_CALL_QUEUE=-``): the baseline. With ``--pool-only N`` no match is played:
@@ -103,7 +104,6 @@ def main() -> None:
     if options.caller:
         caller_run(options)
         return
-
     name = f"{options.db_prefix}bench_{uuid.uuid4().hex[:8]}"
     with (
         harness.bench_lock(options.lock),
@@ -112,8 +112,8 @@ def main() -> None:
     ):
         env = harness.environment(database=database, broker=broker, var_dir=Path(mkdtemp()))
         # The owner's share is lifted so that it does not bound the figure.
-        env |= {"BOTS_CALLS_PER_OWNER": "1000000", "BOTS_ALLOW_PRIVATE_URLS": "1"}
-        env |= {"DEBUG": "0", "SECRET_KEY": "benchmark-only-" + uuid.uuid4().hex}
+        env |= {"BOTS_CALLS_PER_OWNER": "1000000", "BOTS_ALLOW_PRIVATE_URLS": "1", "DEBUG": "0",
+                "SECRET_KEY": "benchmark-only-" + uuid.uuid4().hex}  # fmt: skip
         if options.inline:
             env["BOTS_CALL_QUEUE"] = "-"
         harness.django_setup(env)
