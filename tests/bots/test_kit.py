@@ -229,14 +229,6 @@ def test_replay_guard_memory_is_bounded():
 # -- the sample bot -----------------------------------------------------------------------
 
 
-def builtin_available() -> bool:
-    try:
-        from cardkit.players import get_player  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def test_random_strategy_is_played_without_bots_builtin(monkeypatch):
     monkeypatch.setitem(sys.modules, "cardkit.players", None)
     choose = serve_command.load_strategy("random", seed=1)
@@ -246,7 +238,6 @@ def test_random_strategy_is_played_without_bots_builtin(monkeypatch):
         serve_command.load_strategy("greedy")
 
 
-@pytest.mark.skipif(not builtin_available(), reason="cardkit.players.get_player is not there yet")
 @pytest.mark.parametrize(("game", "players"), [("durak", 2), ("volynshchik", 4)])
 def test_greedy_strategy_plays_legal_moves(game, players):
     choose = serve_command.load_strategy("greedy", seed=1)
@@ -269,7 +260,7 @@ def free_port() -> int:
 
 def test_sample_bot_command_plays_a_move():
     port = free_port()
-    strategy = "greedy" if builtin_available() else "random"
+    strategy = "greedy"
     command = [sys.executable, "-m", "cardkit", "serve", strategy, "--port", str(port)]
     env = os.environ | {serve_command.SECRET_ENV: SECRET}
     process = subprocess.Popen(

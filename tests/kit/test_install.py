@@ -31,10 +31,6 @@ from tests.processes import clean_environment, run_python
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "installed-secret"
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("CARDSERVER_REAL_SERVICES") == "1",
-    reason="the install test uses no service of the PostgreSQL pass; it runs in the SQLite one",
-)
 
 
 class Kit:
