@@ -14,8 +14,9 @@ stream when the fields of the processes still alive add up to less than the cap.
 process is alive while its heartbeat (every third of ``LIVE_CAPS_TTL``) renews its entry
 in a sorted set of processes; a killed one stops renewing it, and its streams stop
 counting within ``LIVE_CAPS_TTL`` seconds. Each heartbeat also writes the process's own
-counts again, so a Redis that lost them (restarted, flushed) is right again within one
-beat. Redis I/O never runs in the event loop: a stream is admitted in a reader thread
+counts again (a count that has dropped to 0 as a deleted field), so a Redis that lost
+them (restarted, flushed) or missed a release is right again within one beat. Redis I/O
+never runs in the event loop: a stream is admitted in a reader thread
 (``games.live.run_sync``), and releases go to the caps thread, which also beats.
 """
 
@@ -189,8 +190,12 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 for i = 2, #KEYS do
-  redis.call('HSET', KEYS[i], ARGV[1], ARGV[i + 2])
-  redis.call('EXPIRE', KEYS[i], ARGV[3])
+  if tonumber(ARGV[i + 2]) > 0 then
+    redis.call('HSET', KEYS[i], ARGV[1], ARGV[i + 2])
+    redis.call('EXPIRE', KEYS[i], ARGV[3])
+  else
+    redis.call('HDEL', KEYS[i], ARGV[1])
+  end
 end
 """
 _BEAT_KEYS = 500  # hashes renewed per script call, so that no call holds Redis long
@@ -213,8 +218,14 @@ class SharedCaps:
         self._release = self.redis.register_script(_RELEASE)
         self._beat = self.redis.register_script(_BEAT)
         self._releases: queue.SimpleQueue = queue.SimpleQueue()
+        # The hashes this process may hold a field in (written by the last beat or by an
+        # admission since): a count that has dropped to 0 is deleted at the next beat.
+        self._fields: set[str] = set()
+        self._held = 0  # leases admitted here and not yet given back
+        self.replaced = False  # set when another object takes over this process's caps
         self.beat()  # alive before anything is counted
-        threading.Thread(target=self._run, name="stream-caps", daemon=True).start()
+        self._thread = threading.Thread(target=self._run, name="stream-caps", daemon=True)
+        self._thread.start()
 
     def _keys(self, account: int | None, ip: str) -> list[str]:
         keys = [] if account is None else [f"{self.prefix}account:{account}"]
@@ -224,12 +235,14 @@ class SharedCaps:
         """Count a stream in Redis; return the 429 answer if a cap is reached."""
         limits = ([caps["account"]] if account is not None else []) + [caps["IP address"]]
         with _caps_lock:  # a beat writes this process's counts: not between two changes
+            self._fields.update(self._keys(account, ip))  # counted even if no answer comes
             over = self._acquire(
                 keys=[f"{self.prefix}alive", *self._keys(account, ip)],
                 args=[self.me, *limits, int(3 * self.ttl)],
             )
             if not over:
                 _count(account, ip, 1)
+                self._held += 1
                 return None
         per = "IP address" if account is None or over == 2 else "account"
         return too_many_streams(per, caps[per])
@@ -240,16 +253,26 @@ class SharedCaps:
     def _release_now(self, account: int | None, ip: str) -> None:
         with _caps_lock:
             _count(account, ip, -1)
+            self._held -= 1
             try:
                 self._release(keys=self._keys(account, ip), args=[self.me])
             except Exception as exc:  # the next beat writes the count Redis missed
                 logger.warning("live: a stream's cap release waits for the heartbeat (%s)", exc)
 
     def beat(self) -> None:
-        """Say this process is alive, and write its counts again."""
+        """Say this process is alive, and write its counts again.
+
+        A count that went to 0 since the last beat is written as 0 (its field deleted):
+        a release Redis missed, or an admission it counted although its answer never
+        came back, would otherwise hold a place under the cap for as long as this
+        process lives.
+        """
         with _caps_lock:
             counts = [(f"{self.prefix}account:{key}", n) for key, n in _open_by_account.items()]
             counts += [(f"{self.prefix}ip:{key}", n) for key, n in _open_by_ip.items()]
+            written = {key for key, _ in counts}
+            counts += [(key, 0) for key in self._fields - written]
+            self._fields = written
             for start in range(0, max(len(counts), 1), _BEAT_KEYS):
                 part = counts[start : start + _BEAT_KEYS]
                 self._beat(
@@ -261,6 +284,10 @@ class SharedCaps:
         interval = self.ttl / 3
         next_beat = time.monotonic() + interval
         while True:
+            if self.replaced and not self._held:
+                # Replaced (the URL changed) and nothing left to give back: stop, and let
+                # this process's old entry lapse rather than beat the counts twice.
+                return
             try:
                 item = self._releases.get(timeout=max(0.0, next_beat - time.monotonic()))
             except queue.Empty:
@@ -269,6 +296,8 @@ class SharedCaps:
                 self._release_now(*item)
             if time.monotonic() >= next_beat:
                 next_beat = time.monotonic() + interval
+                if self.replaced:
+                    continue
                 try:
                     self.beat()
                 except Exception as exc:
@@ -288,8 +317,11 @@ def shared_caps() -> SharedCaps | None:
     with _shared_lock:
         if _shared is None or _shared.url != url or _shared.pid != os.getpid():
             try:
-                _shared = SharedCaps(url)
+                new = SharedCaps(url)
             except Exception as exc:
                 logger.warning("live: stream caps counted in this process only (%s)", exc)
                 return None
+            if _shared is not None:
+                _shared.replaced = True
+            _shared = new
         return _shared
