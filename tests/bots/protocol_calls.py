@@ -15,8 +15,10 @@ from cardkit.protocol import build_request, verify_headers
 from tests.bots.conftest import SECRET, reply
 
 TIME_LIMIT = 0.5
-# How long past the time limit a call may take to come back: thread scheduling only.
-SLACK = 0.3
+# How long past the time limit a call may take to come back: thread scheduling only (0.3 s
+# was passed once at load 13). A caller that let a trickling bot reset its timer would take
+# the bot's whole answer, 100 s, so the bound still tells the two apart.
+SLACK = 1.0
 
 
 def pair_attack(legal_moves: list[dict]) -> dict:
