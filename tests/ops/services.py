@@ -10,21 +10,11 @@ import glob
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
 
-from benchmarks.harness import free_port, wait_until
-
-
-def port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
+from benchmarks.harness import accepts, free_port, wait_until
 
 # --- PostgreSQL -------------------------------------------------------------------------
 
@@ -133,11 +123,11 @@ class PrivateRedis:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
-        wait_until(lambda: port_open(self.port), timeout=30, what="redis-server")
+        wait_until(lambda: accepts(self.port), timeout=30, what="redis-server")
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """Stop the server (SIGTERM: it writes its data and exits; SIGKILL: a crash)."""
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(sig)
             self.process.wait(timeout=30)
-        wait_until(lambda: not port_open(self.port), timeout=10, what="redis-server to stop")
+        wait_until(lambda: not accepts(self.port), timeout=10, what="redis-server to stop")

@@ -229,8 +229,7 @@ def test_counters_expire_with_their_window(api_client, rates):
 @pytest.mark.real_services
 @pytest.mark.parametrize("cache", ["database", "broker-redis"])
 def test_two_web_processes_count_against_one_limit(tmp_path, cache):
-    from benchmarks.harness import free_port, stop_process_group, wait_until
-    from tests.ops.services import port_open
+    from benchmarks.harness import accepts, free_port, stop_process_group, wait_until
     from tests.processes import BASE_DIR, clean_environment
 
     variables = {"THROTTLE_LOGIN": "15/hour"}
@@ -263,7 +262,7 @@ def test_two_web_processes_count_against_one_limit(tmp_path, cache):
     ]
     try:
         for port in ports:
-            wait_until(lambda port=port: port_open(port), timeout=60, what="a web process")
+            wait_until(lambda port=port: accepts(port), timeout=60, what="a web process")
         credentials = {"username": "nobody", "password": "guess"}
         answers = [
             httpx.post(

@@ -140,8 +140,7 @@ def test_schemathesis_with_every_check_and_the_stateful_phase_finds_nothing(tmp_
     import subprocess
     import sys
 
-    from benchmarks.harness import free_port, stop_process_group, wait_until
-    from tests.ops.services import port_open
+    from benchmarks.harness import accepts, free_port, stop_process_group, wait_until
     from tests.processes import BASE_DIR, clean_environment
 
     environment = clean_environment(
@@ -176,7 +175,7 @@ def test_schemathesis_with_every_check_and_the_stateful_phase_finds_nothing(tmp_
         stderr=(tmp_path / "server.log").open("w"), start_new_session=True,
     )  # fmt: skip
     try:
-        wait_until(lambda: port_open(port), timeout=60, what="gunicorn")
+        wait_until(lambda: accepts(port), timeout=60, what="gunicorn")
         fuzzing = subprocess.run(
             [str(Path(python).parent / "st"), "--no-color",
              "--config-file", str(BASE_DIR / "tests" / "ops" / "schemathesis.toml"),

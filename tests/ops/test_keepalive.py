@@ -14,9 +14,8 @@ import subprocess
 import sys
 import time
 
-from benchmarks.harness import free_port, stop_process_group, wait_until
+from benchmarks.harness import accepts, free_port, stop_process_group, wait_until
 from cardserver import gunicorn as gunicorn_conf
-from tests.ops.services import port_open
 from tests.processes import BASE_DIR, clean_environment
 
 
@@ -35,7 +34,7 @@ def test_a_connection_reused_after_a_pause_of_seconds_is_answered(tmp_path):
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        wait_until(lambda: port_open(port), timeout=60, what="gunicorn")
+        wait_until(lambda: accepts(port), timeout=60, what="gunicorn")
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         for _ in range(2):
             connection.request("GET", "/api/v1/games/")
