@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import resource
 import time
 from dataclasses import dataclass
@@ -80,13 +81,16 @@ def command_line(pid: int) -> str | None:
 
 
 def processes_cpu(match: str) -> dict[int, float]:
-    """Return ``{pid: CPU seconds so far}`` of the processes whose command line has ``match``."""
+    """Return ``{pid: CPU seconds so far}`` of the processes whose command line has ``match``
+    as a whole word: ``127.0.0.1:8650`` is not found in ``127.0.0.1:86500``, nor a database
+    ``bench`` in ``bench2``."""
+    pattern = re.compile(rf"(?<![\w.]){re.escape(match)}(?!\w)")
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         command = command_line(int(entry.name))
-        if command is None or match not in command:
+        if command is None or not pattern.search(command):
             continue
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import json
 import socket
+import subprocess
 import sys
 import threading
 
@@ -123,3 +124,21 @@ def test_stop_process_groups_stops_every_group_given_and_passes_over_none(ended)
     harness.stop_process_groups([*scripts, None], timeout=10)
 
     assert machine.session_processes({s.pid for s in scripts}) == []
+
+
+def test_processes_cpu_finds_a_port_or_a_name_only_as_a_whole_word():
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
+    longer = subprocess.Popen([*sleeper, "127.0.0.1:86500", "bench_db2"])
+    exact = subprocess.Popen([*sleeper, "--bind=127.0.0.1:8650", "dbname=bench_db"])
+    try:
+        harness.wait_until(
+            lambda: all("sleep" in (machine.command_line(p.pid) or "") for p in (longer, exact)),
+            timeout=10, what="the sleepers' command lines",
+        )  # fmt: skip
+        assert set(machine.processes_cpu("127.0.0.1:8650")) == {exact.pid}
+        assert set(machine.processes_cpu("bench_db")) == {exact.pid}
+        assert set(machine.processes_cpu("127.0.0.1:86500")) == {longer.pid}
+    finally:
+        for process in (longer, exact):
+            process.kill()
+            process.wait()
