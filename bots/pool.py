@@ -75,7 +75,7 @@ def call_pool() -> CallPool:
 
 def collector_settle() -> None:
     """Keep the objects this process has made so far (Django, Celery, the apps: some
-    180,000, all living as long as the process) out of the garbage collector's reach, and
+    150,000, all living as long as the process) out of the garbage collector's reach, and
     let a turn's objects die young, as the web processes do (``cardserver.asgi``).
 
     Each full collection walked them all, a hundred milliseconds, several times a minute
