@@ -14,7 +14,8 @@ request built), until ``--turns`` moves or every match ended.
 
 Reports per turn: this process's CPU time, its PostgreSQL backend's, the SQL statements
 and transactions sent, the round trips to PostgreSQL they make (each transaction two
-more: BEGIN and COMMIT) and the Redis commands. No HTTP, no event loop, no broker: what it
+more: BEGIN and COMMIT), the Redis commands and the CPU time of the garbage collector
+(``gc_us``, microseconds). No HTTP, no event loop, no broker: what it
 measures is what the recording threads of ``bot_calls`` spend, with nothing else on the
 machine's two cores counted in (CPU time, not wall time), so that a lever on that path
 can be measured in seconds. ``py-spy record -o out.svg -- python -m
@@ -85,6 +86,7 @@ def run(options) -> dict:
     connection.close()
     connection.ensure_connection()
     probe.watch(connection)
+    probe.collections_watch()
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]
