@@ -28,11 +28,11 @@ seconds), lets them play for ``--window`` seconds, and reports:
 - the workers' memory (resident set of each worker's processes, summed) at the end, and
   the CPU time per turn completed in the window (ms) of each process a turn costs: the
   workers, the PostgreSQL backends of the scratch database, the bot server, Redis (the
-  whole server, which others on the machine may be using too) and the benchmark itself,
-  and their total;
+  whole server, which others may use too), the benchmark itself, and their total;
 - the round trips a turn (``benchmarks.probe``, counted inside the workers): SQL
   statements, transactions (each two round trips more: BEGIN and COMMIT), the round trips
-  to PostgreSQL those make, and Redis commands (a pipeline or a script is one);
+  to PostgreSQL those make, Redis commands (a pipeline or a script is one), and the CPU
+  time of the workers' garbage collections (``gc_us``, microseconds);
 - the matches forfeited by the end of the run, by reason (none should be: a bot's time
   runs from its request sent, so the arena's delay never makes it lose on time).
 

@@ -10,7 +10,9 @@ counts, per process:
   which costs two round trips more than its statements (psycopg's ``BEGIN`` and the
   ``COMMIT`` or ``ROLLBACK``); a statement outside one commits on its own;
 - ``redis``: the packed commands redis-py writes to a socket (a pipeline or a script is
-  one), the broker's included.
+  one), the broker's included;
+- ``gc_us``: the CPU time of the process's garbage collections, in microseconds (each
+  timed in the thread that ran it, by ``gc.callbacks``).
 
 Every quarter of a second (and at exit) the counts are written to ``BENCH_PROBE_DIR/<pid>.json``,
 which the benchmark reads at the window's start and end. The worker's code is not
@@ -24,19 +26,39 @@ microseconds a statement of their own.
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import threading
 import time
 from pathlib import Path
 
-COUNTS = {"statements": 0, "transactions": 0, "redis": 0}
+COUNTS = {"statements": 0, "transactions": 0, "redis": 0, "gc_us": 0.0}
 _LOCK = threading.Lock()
 
 
-def _add(name: str, n: int = 1) -> None:
+def _add(name: str, n: float = 1) -> None:
     with _LOCK:
         COUNTS[name] += n
+
+
+_collection_started = threading.local()
+
+
+def _collection_timed(phase: str, info: dict) -> None:
+    if phase == "start":
+        _collection_started.at = time.thread_time()
+    elif getattr(_collection_started, "at", None) is not None:
+        # Without the lock: a collection can start in a thread that holds it (any
+        # allocation may set one off), and collections never run two at once.
+        COUNTS["gc_us"] += 1e6 * (time.thread_time() - _collection_started.at)
+        _collection_started.at = None
+
+
+def collections_watch() -> None:
+    """Count the CPU time of this process's garbage collections (``gc_us``)."""
+    if _collection_timed not in gc.callbacks:
+        gc.callbacks.append(_collection_timed)
 
 
 def _statement_count(execute, sql, params, many, context):
@@ -59,6 +81,7 @@ def _install(folder: Path) -> None:
         watch(connection)
 
     connection_created.connect(created, weak=False)
+    collections_watch()
 
     for name in ("_commit", "_rollback"):
         original = getattr(BaseDatabaseWrapper, name)

@@ -2,6 +2,7 @@
 
     python -m benchmarks.turn_record [--matches 100] [--turns 4000] [--batch 8]
                                      [--baseline-ref main --rounds 3]
+                                     [--lock /tmp/bench.lock] [--db-prefix cardserver_]
 
 On a scratch PostgreSQL database and a Redis queue of its own (as ``benchmarks.bot_calls``),
 starts ``--matches`` 2-player Durak matches between HTTP bots and plays them as a
@@ -13,7 +14,8 @@ request built), until ``--turns`` moves or every match ended.
 
 Reports per turn: this process's CPU time, its PostgreSQL backend's, the SQL statements
 and transactions sent, the round trips to PostgreSQL they make (each transaction two
-more: BEGIN and COMMIT) and the Redis commands. No HTTP, no event loop, no broker: what it
+more: BEGIN and COMMIT), the Redis commands and the CPU time of the garbage collector
+(``gc_us``, microseconds). No HTTP, no event loop, no broker: what it
 measures is what the recording threads of ``bot_calls`` spend, with nothing else on the
 machine's two cores counted in (CPU time, not wall time), so that a lever on that path
 can be measured in seconds. ``py-spy record -o out.svg -- python -m
@@ -84,6 +86,7 @@ def run(options) -> dict:
     connection.close()
     connection.ensure_connection()
     probe.watch(connection)
+    probe.collections_watch()
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]
@@ -101,6 +104,11 @@ def run(options) -> dict:
                 turns += len(batch)
         return turns
 
+    # What a pool process does as it becomes one, where the tree does it (main's may not):
+    # its garbage collector's settings weigh on every turn.
+    settle = getattr(bots.pool, "collector_settle", None)
+    if settle is not None:
+        settle()
     # A first round of every match, not counted: what a process does once (a loader's
     # set-up, the first reads of the seats' bots) is not a turn's cost.
     play(options.matches)
@@ -139,17 +147,23 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--baseline-ref", help="also run REF's tree, rounds taking turns")
     parser.add_argument("--rounds", type=int, default=3, help="rounds a tree (baseline)")
+    parser.add_argument("--lock", type=Path, help="each run holds an flock on this file")
+    parser.add_argument("--db-prefix", default="cardserver_", help="scratch database's name")
     options = parser.parse_args()
     if options.baseline_ref:
         from benchmarks import baseline
 
         args = baseline.args_without_baseline()
-        baseline.compare(options.baseline_ref, options.rounds, args, "benchmarks.turn_record")
+        baseline.compare(
+            options.baseline_ref, options.rounds, args, "benchmarks.turn_record", options.lock
+        )
         return
     probe_dir = Path(mkdtemp())
     os.environ["BENCH_PROBE_DIR"] = str(probe_dir)
+    name = f"{options.db_prefix}bench_{uuid.uuid4().hex[:8]}"
     with (
-        harness.scratch_database(options.server) as database,
+        harness.bench_lock(options.lock),
+        harness.scratch_database(options.server, name=name) as database,
         harness.broker_queue(options.broker, required=True) as broker,
     ):
         env = harness.environment(database=database, broker=broker, var_dir=Path(mkdtemp()))

@@ -64,6 +64,17 @@ def insert_statement(
     return sql, fields
 
 
+def numbered(sql: str) -> str:
+    """Return ``sql`` with its ``%s`` placeholders written as PostgreSQL's, ``$1``, ``$2``...
+    in order, for a PostgreSQL connection's ``numbered_cursor``
+    (``cardserver.postgresql``); ``%`` in any other use is refused."""
+    parts = sql.split("%s")
+    if any("%" in part for part in parts):
+        raise ValueError(f"a % that is not a %s placeholder: {sql!r}")
+    numbered_parts = [f"{part}${number}" for number, part in enumerate(parts[:-1], 1)]
+    return "".join(numbered_parts) + parts[-1]
+
+
 def insert_params(instances: Sequence[models.Model], fields: list, connection) -> list:
     """Return the values of ``insert_statement`` for these instances, as the ORM saves them."""
     return [

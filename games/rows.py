@@ -24,6 +24,7 @@ from cardserver.sql import (
     compiled,
     insert_params,
     insert_statement,
+    numbered,
     update_params,
     update_statement,
 )
@@ -134,14 +135,17 @@ def _writes_flush(writes: list[tuple[Sequence[Move], Match, tuple[str, ...]]]) -
         params = insert_params(moves, move_fields, connection)
         for _moves, match in group:
             params += update_params(match, match_fields, connection)
-        with connection.cursor() as cursor:
+        # Its placeholders numbered once, here: psycopg would parse a statement of this
+        # many parameters again at every execution (docs/turn-cost.md).
+        with connection.numbered_cursor() as cursor:
             cursor.execute(sql, params)
 
 
 def _writes_sql(connection, *, counts: tuple[int, int, tuple[str, ...]]):
     """The INSERT of ``move_count`` moves in a data-modifying WITH of the UPDATE of
     ``match_count`` matches' named columns from a VALUES list (PostgreSQL), each row's
-    values as ``update_params`` gives them (the primary key last)."""
+    values as ``update_params`` gives them (the primary key last); its placeholders
+    numbered (``$1``...), for the connection's ``numbered_cursor``."""
     move_count, match_count, names = counts
     quote = connection.ops.quote_name
     insert, move_fields = insert_statement(Move, move_count, connection)
@@ -157,7 +161,7 @@ def _writes_sql(connection, *, counts: tuple[int, int, tuple[str, ...]]):
         f"FROM (VALUES {', '.join([row] * match_count)}) AS v({aliases}) "
         f"WHERE {table}.{quote(Match._meta.pk.column)} = v.c{len(match_fields)}"
     )
-    return sql, move_fields, match_fields
+    return numbered(sql), move_fields, match_fields
 
 
 def _matches_ahead_query(count: int) -> RowQuery:

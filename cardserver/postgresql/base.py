@@ -20,8 +20,8 @@ ended each second of play in a server whose two processes held 2,000 streams
 (``benchmarks.live``).
 
 Its operations write JSON columns with ``cardserver.fastjson.dumps`` (orjson where it
-writes what ``json.dumps`` would). Everything else is Django's
-``django.db.backends.postgresql``.
+writes what ``json.dumps`` would), and ``numbered_cursor`` runs statements written with
+PostgreSQL's own placeholders. Everything else is Django's ``django.db.backends.postgresql``.
 """
 
 from __future__ import annotations
@@ -29,13 +29,15 @@ from __future__ import annotations
 import select
 
 from django.db.backends.postgresql import base
-from django.db.backends.postgresql.psycopg_any import Jsonb
-from psycopg import pq
+from django.db.backends.postgresql.psycopg_any import Jsonb, register_tzloader
+from django.utils.asyncio import async_unsafe
+from psycopg import RawCursor, adapters, pq
 
 from cardserver import fastjson
 
 _IDLE = pq.TransactionStatus.IDLE
 _OK = pq.ConnStatus.OK
+_TIMESTAMPTZ = adapters.types["timestamptz"].oid
 
 
 class DatabaseOperations(base.DatabaseWrapper.ops_class):
@@ -46,9 +48,39 @@ class DatabaseOperations(base.DatabaseWrapper.ops_class):
             return Jsonb(value, dumps=fastjson.dumps)
         return super().adapt_json_value(value, encoder)
 
+    def last_executed_query(self, cursor, sql, params):
+        # A ``numbered_cursor``'s statement: Django would fill its %s placeholders on the
+        # client to log it (DEBUG, a test's captured queries), and it has none. Logged as
+        # written, the parameters apart.
+        if isinstance(cursor, RawCursor):
+            return sql
+        return super().last_executed_query(cursor, sql, params)
+
 
 class DatabaseWrapper(base.DatabaseWrapper):
     ops_class = DatabaseOperations
+
+    @async_unsafe
+    def numbered_cursor(self):
+        """Return a cursor (Django's wrapper, as ``cursor()``: its errors, execute wrappers
+        and query log) for statements written with PostgreSQL's placeholders, ``$1``,
+        ``$2``... (``cardserver.sql.numbered``), which psycopg sends as they are, the
+        parameters apart.
+
+        psycopg rewrites a statement's ``%s`` into those at every execution, and keeps the
+        rewriting only for statements of at most 50 parameters: the I/O pool's write of
+        the moves and matches of a commit (up to 136) was parsed again each time, 0.4 ms
+        of CPU a commit (docs/turn-cost.md).
+        """
+        self.close_if_health_check_failed()
+        self.ensure_connection()
+        with self.wrap_database_errors:
+            cursor = RawCursor(self.connection)
+            # As Django's cursors: the connection's time zone unless it has changed since.
+            loader = self.connection.adapters.get_loader(_TIMESTAMPTZ, pq.Format.TEXT)
+            if self.timezone != loader.timezone:
+                register_tzloader(self.timezone, cursor)
+            return self._prepare_cursor(cursor)
 
     def is_usable(self) -> bool:
         connection = self.connection

@@ -5,6 +5,7 @@ never costs another answer its move, nor plays a move twice."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -208,3 +209,21 @@ def test_an_answer_before_a_built_in_turn_whose_claim_was_taken_is_not_recorded(
 
     assert moves_at_call(first) == {taken["match_id"]: 0, kept["match_id"]: 1}
     assert BotTurnLease.objects.get(match_id=taken["match_id"]).holder == "another-driver"
+
+
+def test_the_moves_and_matches_of_a_commit_are_written_with_numbered_placeholders(
+    user, http_bot_record, pooled
+):
+    # psycopg would rewrite the %s of a statement of so many parameters at every execution.
+    matches, first = matches_with_calls(user, http_bot_record, pooled, 8)
+
+    with CaptureQueriesContext(connection) as queries:
+        pool.answers_record([(call, good(call)) for call in first])
+
+    (written,) = [q["sql"] for q in queries.captured_queries if "INSERT INTO" in q["sql"]]
+    assert re.search(r"VALUES \(\$1, \$2, ", written) and "%s" not in written
+    assert moves_at_first_ply(matches) == {m.pk: 1 for m in matches}
+    for match in matches:
+        match.refresh_from_db()
+        assert (match.ply, match.snapshot_ply) == (1, 1)
+        assert match.to_move == load_state(match.snapshot).to_move
