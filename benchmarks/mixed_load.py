@@ -190,11 +190,22 @@ class Load:
                 "name": name, "kind": "http", "url": f"http://127.0.0.1:{self.port + offset}/",
                 "games": ["durak"]})  # fmt: skip
             answer.raise_for_status()
+            # "--secret=" with the value: a secret may start with "-" (one in 64 made
+            # before they had a prefix), which argparse would take for an option.
             self._spawn(
                 "-m", "benchmarks.mixed_load_bot", "--port", str(self.port + offset),
-                "--secret", answer.json()["secret"], "--think", think, log=f"bot-{name}",
+                f"--secret={answer.json()['secret']}", "--think", think, log=f"bot-{name}",
             )  # fmt: skip
-        time.sleep(2)
+        for offset, (name, process) in enumerate(zip(("instant", "thinker"), self.processes[-2:],
+                                                     strict=True), 1):  # fmt: skip
+            harness.wait_until(
+                lambda p=process, port=self.port + offset: harness.accepts(port)
+                or p.poll() is not None,
+                timeout=60, what=f"the HTTP bot {name}'s server",
+            )  # fmt: skip
+            if process.poll() is not None:
+                log = self.arena.var_dir / f"bot-{name}.log"
+                raise RuntimeError(f"the HTTP bot {name}'s server exited; see {log}")
         for name in ("instant", "thinker"):
             self.http.post(f"/bots/{name}/ping/", headers=author).raise_for_status()
         per_pairing = max(2, 2 * round(matches / 6))

@@ -140,7 +140,7 @@ class Soak:
         bot = self.bots[name]
         bot["process"] = self.start_process(
             [sys.executable, "-m", "cardkit", "serve", bot["strategy"],
-             "--port", str(bot["port"]), "--secret", bot["secret"]],
+             "--port", str(bot["port"]), f"--secret={bot['secret']}"],
             self.var_dir / f"bot-{name}.log",
         )  # fmt: skip
 

@@ -53,6 +53,17 @@ RESOLVE_TIMEOUT = 5.0
 # -- registration ---------------------------------------------------------------------
 
 
+SECRET_PREFIX = "cbs_"
+
+
+def _secret_new() -> str:
+    """Return a new HTTP bot's secret. Its prefix keeps it from starting with "-" (one
+    in 64 of bare URL-safe tokens did), which a command line would read as an option:
+    ``cardkit serve bot.py --secret -x...`` failed, and the arena's own load test lost a
+    bot that way."""
+    return SECRET_PREFIX + secrets.token_urlsafe(32)
+
+
 def bot_register(
     *,
     owner: User,
@@ -84,7 +95,7 @@ def bot_register(
         raise ValidationError(errors)
 
     if kind == Bot.Kind.HTTP:
-        secret = secrets.token_urlsafe(32)
+        secret = _secret_new()
         answer = bot_caller().ping(url, secret, settings.BOTS_DEFAULT_MOVE_TIME_LIMIT)
         failed = not answer.ok
         bot = _bot_create(
@@ -152,7 +163,7 @@ def bot_credentials_rotate(*, bot_id: int) -> str:
     with transaction.atomic():
         bot = Bot.objects.select_for_update().get(pk=bot_id)
         if bot.kind == Bot.Kind.HTTP:
-            bot.secret = secrets.token_urlsafe(32)
+            bot.secret = _secret_new()
             bot.save(update_fields=["secret"])
             return bot.secret
         if bot.kind == Bot.Kind.CLIENT:
@@ -224,9 +235,7 @@ def bot_update(
         if answer is not None:
             bot_health_record(bot_id=bot_id, ok=answer.ok, ping=answer)
         if version is not None:
-            versions.bot_version_start(
-                bot_id=bot_id, reason=BotVersion.Reason.OWNER, label=version
-            )
+            versions.bot_version_start(bot_id=bot_id, reason=BotVersion.Reason.OWNER, label=version)
         elif "url" in changes:
             reported = answer.version if answer.ok else ""
             if not reported or versions.bot_version_reported(bot_id=bot_id, label=reported) is None:
@@ -319,9 +328,7 @@ def bot_health_record(
             ),
         }
     if ping is not None:
-        changes.update(
-            last_ping_at=now, last_ping_ok=ping.ok, last_ping_detail=_ping_detail(ping)
-        )
+        changes.update(last_ping_at=now, last_ping_ok=ping.ok, last_ping_detail=_ping_detail(ping))
     Bot.objects.filter(pk=bot_id).update(**changes)
     if not ok:
         # Only the update that finds the pause unrecorded records it (the row's lock orders

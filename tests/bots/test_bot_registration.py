@@ -58,6 +58,21 @@ def test_http_bot_registration_returns_its_secret_once_and_records_a_good_ping(
     assert "secret" not in shown and "token" not in shown
 
 
+def test_a_new_secret_never_reads_as_a_command_line_option(user_api_client, http_bot, monkeypatch):
+    # One URL-safe token in 64 starts with "-": `cardkit serve bot.py --secret -x...` then
+    # failed ("expected one argument"), and the load test's bot server with it.
+    monkeypatch.setattr(services.secrets, "token_urlsafe", lambda n: "-" + "x" * 42)
+    url, _server = http_bot(pong)
+
+    secret = register(user_api_client, name="dash", kind="http", url=url, games=["durak"]).json()[
+        "secret"
+    ]
+    rotated = user_api_client.post("/api/v1/bots/dash/rotate/").json()["secret"]
+
+    for value in (secret, rotated):
+        assert value.startswith(services.SECRET_PREFIX) and not value.startswith("-")
+
+
 def test_http_bot_whose_ping_fails_is_registered_and_the_answer_says_so(user_api_client, http_bot):
     url, _server = http_bot(answer_500)
 
