@@ -135,8 +135,9 @@ def _writes_flush(writes: list[tuple[Sequence[Move], Match, tuple[str, ...]]]) -
         params = insert_params(moves, move_fields, connection)
         for _moves, match in group:
             params += update_params(match, match_fields, connection)
-        # Its placeholders numbered once, here: psycopg would parse a statement of this
-        # many parameters again at every execution (docs/turn-cost.md).
+        # Its placeholders are numbered once a shape (``_writes_sql``, kept by ``compiled``):
+        # psycopg would parse a statement of this many parameters again at every
+        # execution (docs/turn-cost.md).
         with connection.numbered_cursor() as cursor:
             cursor.execute(sql, params)
 
